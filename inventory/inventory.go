@@ -1,0 +1,121 @@
+// Package inventory holds the agents and microservices that Services refer
+// to, and the pure rules for them.
+package inventory
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Agent is an edge or interior node. RouterMode is edge, interior or none;
+// only routers get a router config.
+type Agent struct {
+	UUID            string    `json:"uuid" db:"uuid"`
+	Name            string    `json:"name" db:"name"`
+	Host            string    `json:"host" db:"host"`
+	RouterMode      string    `json:"routerMode" db:"router_mode"`
+	DefaultRouter   bool      `json:"defaultRouter" db:"default_router"`
+	Tags            []string  `json:"tags" db:"-"`
+	UpstreamRouters []string  `json:"upstreamRouters" db:"-"` // agent uuids
+	CreatedAt       time.Time `json:"createdAt" db:"created_at"`
+	UpdatedAt       time.Time `json:"updatedAt" db:"updated_at"`
+}
+
+// HasRouter reports whether the agent runs a router.
+func (a Agent) HasRouter() bool { return a.RouterMode != RouterNone && a.RouterMode != "" }
+
+// Microservice is a workload placed on an agent.
+type Microservice struct {
+	UUID            string    `json:"uuid" db:"uuid"`
+	Application     string    `json:"application" db:"application"`
+	Name            string    `json:"name" db:"name"`
+	AgentUUID       string    `json:"agent" db:"agent_uuid"`
+	HostNetworkMode bool      `json:"hostNetworkMode" db:"host_network_mode"`
+	CreatedAt       time.Time `json:"createdAt" db:"created_at"`
+	UpdatedAt       time.Time `json:"updatedAt" db:"updated_at"`
+}
+
+// Router modes.
+const (
+	RouterEdge     = "edge"
+	RouterInterior = "interior"
+	RouterNone     = "none"
+)
+
+// Limits on inventory input.
+const (
+	MaxTags      = 64
+	MaxTagLength = 512
+	MaxHost      = 253
+	MaxUpstreams = 16
+)
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// ValidName checks a DNS label of at most 63 characters; what names the
+// field in the message.
+func ValidName(what, name string) error {
+	if name == "" {
+		return fmt.Errorf("Required field '%s' is missing", what)
+	}
+	if len(name) > 63 || !dnsLabel.MatchString(name) {
+		return fmt.Errorf("Invalid format for field '%s': %q must be a DNS label (lower-case letters, digits and '-', at most 63 characters)", what, name)
+	}
+	return nil
+}
+
+// ValidateAgent checks an agent's own fields; references to other agents
+// are the caller's to check.
+func ValidateAgent(a Agent) error {
+	if err := ValidName("name", a.Name); err != nil {
+		return err
+	}
+	switch a.RouterMode {
+	case RouterEdge, RouterInterior, RouterNone:
+	default:
+		return fmt.Errorf("Field routerMode is not one of enum values: edge,interior,none")
+	}
+	if len(a.Host) > MaxHost {
+		return fmt.Errorf("Field 'host' is longer than %d characters", MaxHost)
+	}
+	if a.DefaultRouter && a.RouterMode != RouterInterior {
+		return fmt.Errorf("Agent %s cannot be the default router: the default router must have routerMode interior", a.Name)
+	}
+	if a.RouterMode == RouterNone && len(a.UpstreamRouters) > 0 {
+		return fmt.Errorf("Agent %s has routerMode none and so cannot have upstreamRouters", a.Name)
+	}
+	if len(a.UpstreamRouters) > MaxUpstreams {
+		return fmt.Errorf("Field 'upstreamRouters' has more than %d entries", MaxUpstreams)
+	}
+	return ValidateTags(a.Tags)
+}
+
+// ValidateTags bounds a tag list; tags are otherwise stored verbatim.
+func ValidateTags(tags []string) error {
+	if len(tags) > MaxTags {
+		return fmt.Errorf("Field 'tags' has %d entries; at most %d are allowed", len(tags), MaxTags)
+	}
+	for i, t := range tags {
+		if len(t) > MaxTagLength {
+			return fmt.Errorf("Field 'tags[%d]' is longer than %d characters", i, MaxTagLength)
+		}
+	}
+	return nil
+}
+
+// ValidateMicroservice checks a microservice's own fields.
+func ValidateMicroservice(m Microservice) error {
+	if err := ValidName("application", m.Application); err != nil {
+		return err
+	}
+	if err := ValidName("name", m.Name); err != nil {
+		return err
+	}
+	if m.UUID != "" && (len(m.UUID) > 64 || !uuidish.MatchString(m.UUID)) {
+		return fmt.Errorf("Invalid format for field 'uuid': letters, digits and '-' only, at most 64 characters")
+	}
+	return nil
+}
+
+var uuidish = regexp.MustCompile(`^[A-Za-z0-9-]+$`)

@@ -1,0 +1,64 @@
+// Package service holds the pure domain of svcbridge: the Service and its
+// spec, validation, tag matching, Kubernetes annotations and the router
+// objects a Service becomes. Nothing here does I/O.
+package service
+
+import "time"
+
+// Types of backend a Service can publish.
+const (
+	TypeMicroservice = "microservice"
+	TypeAgent        = "agent"
+	TypeK8s          = "k8s"
+	TypeExternal     = "external"
+)
+
+// Types lists the valid values of Spec.Type, in the order error messages name them.
+var Types = []string{TypeMicroservice, TypeK8s, TypeAgent, TypeExternal}
+
+// K8sTypes lists the valid values of Spec.K8sType.
+var K8sTypes = []string{"LoadBalancer", "ClusterIP", "NodePort"}
+
+// DefaultBridge is the defaultBridge value meaning "the hub router".
+const DefaultBridge = "default-router"
+
+// Provisioning statuses.
+const (
+	StatusPending = "pending"
+	StatusReady   = "ready"
+	StatusFailed  = "failed"
+)
+
+// Control planes.
+const (
+	ControlPlaneRemote     = "remote"
+	ControlPlaneKubernetes = "kubernetes"
+)
+
+// Spec is what a client declares. Pointers distinguish "absent" from a zero
+// value, which a partial JSON PATCH needs.
+type Spec struct {
+	Name          string   `json:"name"`
+	Tags          []string `json:"tags"`
+	Type          string   `json:"type"`
+	Resource      string   `json:"resource"`
+	TargetPort    int      `json:"targetPort"`
+	DefaultBridge string   `json:"defaultBridge"`
+	ServicePort   *int     `json:"servicePort"`
+	K8sType       *string  `json:"k8sType"`
+}
+
+// Service is a stored Service with what svcbridge assigned to it.
+type Service struct {
+	Spec
+	BridgePort         int     `json:"bridgePort"`
+	ServiceEndpoint    *string `json:"serviceEndpoint"`
+	ProvisioningStatus string  `json:"provisioningStatus"`
+	ProvisioningError  *string `json:"provisioningError"`
+	// Generation counts changes of the spec; ObservedGeneration is the
+	// generation the last finished reconcile applied.
+	Generation         int64     `json:"generation"`
+	ObservedGeneration int64     `json:"observedGeneration"`
+	CreatedAt          time.Time `json:"createdAt"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+}

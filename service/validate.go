@@ -1,0 +1,186 @@
+package service
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ValidationError is a client error (HTTP 400). Message is the text REST
+// clients see; the reference controller's wording is kept where it has one.
+type ValidationError struct {
+	Message string
+}
+
+func (e *ValidationError) Error() string { return e.Message }
+
+func invalidf(format string, args ...any) *ValidationError {
+	return &ValidationError{Message: fmt.Sprintf(format, args...)}
+}
+
+// Limits on a Spec. The name is also a Kubernetes Service name and a DNS
+// label, hence 63. Tags are stored one per row and become annotations: 64
+// tags of up to 1024 bytes leaves room for long annotation values (ARNs,
+// CIDR lists) while keeping a Service far below the 256 KiB annotation limit.
+const (
+	MaxNameLength = validation.DNS1123LabelMaxLength // 63
+	MaxTags       = 64
+	MaxTagLength  = 1024 // bytes
+	MinPort       = 1
+	MaxPort       = 65535
+)
+
+// ReservedNames cannot be Service names: they would collide with the
+// Kubernetes Services and router addresses of the platform itself.
+var ReservedNames = []string{
+	"controller", "router", "router-internal", "docker", "podman",
+	"kubernetes", "nats", "nats-headless", "nats-server",
+}
+
+// namePattern is the reference schema's pattern (a DNS-1123 label without
+// the length limit, which is checked separately for a clearer message).
+var namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// Validate checks the syntax of a full Spec (after Patch.Apply) for the
+// given control plane (ControlPlaneRemote or ControlPlaneKubernetes). The
+// first failure wins. Lookups (does the microservice exist, is the bridge
+// router connected) are the caller's job.
+func Validate(s Spec, controlPlane string) error {
+	if err := validateName(s.Name); err != nil {
+		return err
+	}
+	if !slices.Contains(Types, s.Type) {
+		return invalidf("Field type is not one of enum values: %s", strings.Join(Types, ","))
+	}
+	if s.K8sType != nil && !slices.Contains(K8sTypes, *s.K8sType) {
+		return invalidf("Field k8sType is not one of enum values: %s", strings.Join(K8sTypes, ","))
+	}
+	if err := validatePort("targetPort", s.TargetPort); err != nil {
+		return err
+	}
+	if s.ServicePort != nil {
+		if err := validatePort("servicePort", *s.ServicePort); err != nil {
+			return err
+		}
+	}
+	onKubernetes := strings.EqualFold(controlPlane, ControlPlaneKubernetes)
+	if s.Type == TypeK8s && !onKubernetes {
+		return invalidf("Kubernetes environment is required for k8s service type")
+	}
+	if s.Type != TypeK8s && onKubernetes && (s.K8sType == nil || s.ServicePort == nil) {
+		return invalidf("Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port")
+	}
+	if err := validateResource(s.Type, s.Resource); err != nil {
+		return err
+	}
+	if (s.Type == TypeK8s || s.Type == TypeExternal) && s.DefaultBridge != "" && s.DefaultBridge != DefaultBridge {
+		return invalidf("Invalid default bridge, If service type is not microservice, defaultBridge must be default-router'%s'", s.DefaultBridge)
+	}
+	// Only a Kubernetes Service carries the annotations, and type k8s never
+	// gets one, so only those tags must be valid annotations.
+	return validateTags(s.Tags, onKubernetes && s.Type != TypeK8s)
+}
+
+func validateName(name string) error {
+	if !namePattern.MatchString(name) {
+		return invalidf("Invalid format for field 'name'")
+	}
+	if len(name) > MaxNameLength {
+		return invalidf("Invalid length for field 'name': must be at most %d characters", MaxNameLength)
+	}
+	if slices.Contains(ReservedNames, strings.ToLower(name)) {
+		quoted := make([]string, len(ReservedNames))
+		for i, n := range ReservedNames {
+			quoted[i] = `"` + n + `"`
+		}
+		return invalidf("Service name cannot be %s", strings.Join(quoted, " or "))
+	}
+	return nil
+}
+
+func validatePort(field string, port int) error {
+	if port < MinPort || port > MaxPort {
+		return invalidf("Field '%s' must be between %d and %d", field, MinPort, MaxPort)
+	}
+	return nil
+}
+
+// validateResource checks only the shape of resource; microservice and
+// agent references are resolved (and so fully checked) by the caller.
+func validateResource(typ, resource string) error {
+	if resource == "" {
+		return invalidf("Field 'resource' must not be empty")
+	}
+	switch typ {
+	case TypeK8s, TypeExternal:
+		if !isHostOrIP(resource) {
+			return invalidf("Invalid resource '%s' for type %s: must be a DNS name or an IP address", resource, typ)
+		}
+	case TypeMicroservice:
+		// <application>/<microservice>, or a uuid without any '/'. The
+		// reference silently ignored extra segments (a/b/c meant a/b).
+		if strings.Contains(resource, "/") {
+			app, ms, _ := strings.Cut(resource, "/")
+			if app == "" || ms == "" || strings.Contains(ms, "/") {
+				return invalidf("Invalid resource '%s' for type microservice: must be <application>/<microservice> or a microservice uuid", resource)
+			}
+		}
+	}
+	return nil
+}
+
+// isHostOrIP accepts what a router connector can dial: a DNS-1123
+// subdomain, or an IPv4/IPv6 address without a zone (a zone is local to
+// one host and meaningless to the router).
+func isHostOrIP(s string) bool {
+	if addr, err := netip.ParseAddr(s); err == nil {
+		return addr.Zone() == ""
+	}
+	return len(validation.IsDNS1123Subdomain(s)) == 0
+}
+
+func validateTags(tags []string, asAnnotations bool) error {
+	if len(tags) > MaxTags {
+		return invalidf("Field 'tags' has %d tags, more than the limit of %d", len(tags), MaxTags)
+	}
+	for i, t := range tags {
+		if strings.TrimSpace(t) == "" {
+			return invalidf("Field 'tags[%d]' must not be empty or blank", i)
+		}
+		if len(t) > MaxTagLength {
+			return invalidf("Field 'tags[%d]' is longer than %d characters", i, MaxTagLength)
+		}
+	}
+	if asAnnotations {
+		return ValidateAnnotations(tags)
+	}
+	return nil
+}
+
+// ValidateUpdate rejects changes to the immutable fields. Both specs must
+// already be resolved the same way (an agent name in new is turned into the
+// uuid stored in old by the caller); an empty defaultBridge means
+// default-router on either side.
+func ValidateUpdate(old, new Spec) error {
+	if old.Name != new.Name {
+		return invalidf("Changing service name is not allowed. Please delete the service and create a new one with the desired name.")
+	}
+	if old.Type != new.Type {
+		return invalidf("Changing service type is not allowed. Please delete the service and create a new one with the desired type.")
+	}
+	if bridgeOrDefault(old.DefaultBridge) != bridgeOrDefault(new.DefaultBridge) {
+		return invalidf("Changing default bridge is not allowed. Please delete the service and create a new one with the desired default bridge.")
+	}
+	return nil
+}
+
+func bridgeOrDefault(b string) string {
+	if b == "" {
+		return DefaultBridge
+	}
+	return b
+}
