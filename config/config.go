@@ -1,0 +1,143 @@
+// Package config reads svcbridge's settings: each has an environment
+// variable and a flag (the flag wins), a default, and a check that names the
+// setting when its value is wrong.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+// Config is every setting of every role; a role reads the ones it needs.
+type Config struct {
+	Listen            string
+	DataDir           string
+	TemporalPort      int
+	UIPort            int
+	ControlPlane      string
+	DatabaseURL       string
+	TemporalAddress   string
+	TemporalNamespace string
+	TaskQueue         string
+	BridgePorts       store.PortRange
+	BridgePortsRaw    string
+	TagPrefix         string
+	ResyncInterval    time.Duration
+	LogLevel          string
+	LogFormat         string
+}
+
+// Setting documents one setting; Settings is the README's table.
+type Setting struct {
+	Flag, Env, Default, Help string
+}
+
+// Settings lists every setting, in README order.
+var Settings = []Setting{
+	{"listen", "LISTEN", "127.0.0.1:8080", "address of the REST API"},
+	{"data-dir", "DATA_DIR", "./.svcbridge", "dev: where the embedded store and Temporal keep their files"},
+	{"temporal-port", "TEMPORAL_PORT", "7233", "dev: port of the embedded Temporal frontend (gRPC)"},
+	{"ui-port", "UI_PORT", "8233", "dev: port of the embedded Temporal Web UI"},
+	{"control-plane", "CONTROL_PLANE", "remote", "remote or kubernetes"},
+	{"database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...); required by api and worker; dev uses the embedded store when empty"},
+	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
+	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
+	{"task-queue", "TASK_QUEUE", "svcbridge", "Temporal task queue of the workflows"},
+	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
+	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
+	{"resync-interval", "RESYNC_INTERVAL", "30s", "worker: how often unsettled services are picked up again (a Go duration)"},
+	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"log-format", "LOG_FORMAT", "text", "text or json"},
+}
+
+// Flags adds every setting to fs with its environment value (or default)
+// as the flag's default.
+func Flags(fs *pflag.FlagSet) {
+	for _, s := range Settings {
+		def := s.Default
+		if v, ok := os.LookupEnv(s.Env); ok {
+			def = v
+		}
+		fs.String(s.Flag, def, s.Help+" (env "+s.Env+")")
+	}
+}
+
+// Load reads and checks the settings from fs (see Flags).
+func Load(fs *pflag.FlagSet) (Config, error) {
+	get := func(flag string) string { v, _ := fs.GetString(flag); return strings.TrimSpace(v) }
+	var c Config
+	var err error
+	bad := func(flag, env, why string) error {
+		return fmt.Errorf("invalid setting %s (--%s): %s", env, flag, why)
+	}
+	c.Listen = get("listen")
+	c.DataDir = get("data-dir")
+	if c.TemporalPort, err = port(get("temporal-port")); err != nil {
+		return c, bad("temporal-port", "TEMPORAL_PORT", err.Error())
+	}
+	if c.UIPort, err = port(get("ui-port")); err != nil {
+		return c, bad("ui-port", "UI_PORT", err.Error())
+	}
+	c.ControlPlane = strings.ToLower(get("control-plane"))
+	if c.ControlPlane != service.ControlPlaneRemote && c.ControlPlane != service.ControlPlaneKubernetes {
+		return c, bad("control-plane", "CONTROL_PLANE", fmt.Sprintf("%q is neither remote nor kubernetes", c.ControlPlane))
+	}
+	c.DatabaseURL = get("database-url")
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		return c, bad("database-url", "DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	c.TemporalAddress = get("temporal-address")
+	c.TemporalNamespace = get("temporal-namespace")
+	c.TaskQueue = get("task-queue")
+	if c.TaskQueue == "" {
+		return c, bad("task-queue", "TASK_QUEUE", "must not be empty")
+	}
+	c.BridgePortsRaw = get("bridge-ports-range")
+	if c.BridgePorts, err = ParsePortRange(c.BridgePortsRaw); err != nil {
+		return c, bad("bridge-ports-range", "BRIDGE_PORTS_RANGE", err.Error())
+	}
+	c.TagPrefix = get("service-annotation-tag")
+	if c.TagPrefix == "" || strings.ContainsAny(c.TagPrefix, ": ") {
+		return c, bad("service-annotation-tag", "SERVICE_ANNOTATION_TAG", "must be non-empty, without ':' or spaces")
+	}
+	if c.ResyncInterval, err = time.ParseDuration(get("resync-interval")); err != nil || c.ResyncInterval <= 0 {
+		return c, bad("resync-interval", "RESYNC_INTERVAL", "must be a positive Go duration such as 30s")
+	}
+	c.LogLevel, c.LogFormat = strings.ToLower(get("log-level")), strings.ToLower(get("log-format"))
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return c, bad("log-level", "LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, bad("log-format", "LOG_FORMAT", "must be text or json")
+	}
+	return c, nil
+}
+
+func port(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	return p, nil
+}
+
+// ParsePortRange reads "first-last", both inclusive, 1 <= first <= last <= 65535.
+func ParsePortRange(s string) (store.PortRange, error) {
+	a, b, ok := strings.Cut(s, "-")
+	first, err1 := strconv.Atoi(strings.TrimSpace(a))
+	last, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || first < 1 || last > 65535 || first > last {
+		return store.PortRange{}, fmt.Errorf("%q is not a port range such as 10024-65535", s)
+	}
+	return store.PortRange{First: first, Last: last}, nil
+}

@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"svcbridge/inventory"
+	"svcbridge/routerconfig"
+)
+
+// Agent-related constraint names (see the migrations).
+const (
+	AgentNameKey          = "agents_name_key"
+	AgentUUIDKey          = "agents_uuid_key"
+	AgentDefaultRouterKey = "agents_default_router_key"
+)
+
+const agentCols = `uuid, name, host, router_mode, default_router, created_at, updated_at`
+
+// ListAgents returns every agent, sorted by name.
+func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
+	var agents []inventory.Agent
+	if err := t.sel(ctx, &agents, `SELECT `+agentCols+` FROM agents ORDER BY name`); err != nil {
+		return nil, err
+	}
+	return agents, t.fillAgents(ctx, agents)
+}
+
+// GetAgent finds an agent by name, else by uuid.
+func (t *Tx) GetAgent(ctx context.Context, nameOrUUID string) (inventory.Agent, error) {
+	var a inventory.Agent
+	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE name = ?`, nameOrUUID)
+	if err == ErrNotFound {
+		err = t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE uuid = ?`, nameOrUUID)
+	}
+	if err != nil {
+		return a, err
+	}
+	agents := []inventory.Agent{a}
+	err = t.fillAgents(ctx, agents)
+	return agents[0], err
+}
+
+// AgentByTokenHash finds the agent a credential belongs to.
+func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (inventory.Agent, error) {
+	var a inventory.Agent
+	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE token_hash = ?`, hash)
+	return a, err
+}
+
+// SetAgentTokenHash replaces an agent's credential, revoking the old one.
+func (t *Tx) SetAgentTokenHash(ctx context.Context, uuid, hash string) error {
+	n, err := t.exec(ctx, `UPDATE agents SET token_hash = ?, updated_at = ? WHERE uuid = ?`, hash, now(), uuid)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// DefaultRouter returns the hub agent of the remote control plane.
+func (t *Tx) DefaultRouter(ctx context.Context) (inventory.Agent, error) {
+	var a inventory.Agent
+	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE default_router`)
+	return a, err
+}
+
+// fillAgents loads tags and upstream routers, in their stored order.
+func (t *Tx) fillAgents(ctx context.Context, agents []inventory.Agent) error {
+	if len(agents) == 0 {
+		return nil
+	}
+	idx := make(map[string]int, len(agents))
+	uuids := make([]string, len(agents))
+	for i := range agents {
+		idx[agents[i].UUID] = i
+		uuids[i] = agents[i].UUID
+		agents[i].Tags = []string{}
+		agents[i].UpstreamRouters = []string{}
+	}
+	type row struct {
+		Agent string `db:"agent_uuid"`
+		Value string `db:"value"`
+	}
+	for _, q := range []struct {
+		query string
+		add   func(*inventory.Agent, string)
+	}{
+		{`SELECT agent_uuid, tag AS value FROM agent_tags WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`,
+			func(a *inventory.Agent, v string) { a.Tags = append(a.Tags, v) }},
+		{`SELECT agent_uuid, upstream_uuid AS value FROM agent_upstreams WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`,
+			func(a *inventory.Agent, v string) { a.UpstreamRouters = append(a.UpstreamRouters, v) }},
+	} {
+		for _, chunk := range chunks(uuids, 500) {
+			query, args, err := t.in(q.query, chunk)
+			if err != nil {
+				return err
+			}
+			var rows []row
+			if err := t.sel(ctx, &rows, query, args...); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				q.add(&agents[idx[r.Agent]], r.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// chunks splits s so IN lists stay under the drivers' parameter limits.
+func chunks(s []string, n int) [][]string {
+	var out [][]string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if len(s) > 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// CreateAgent inserts an agent with the hash of its credential; one with a
+// router gets an empty router config and a change flag.
+func (t *Tx) CreateAgent(ctx context.Context, a *inventory.Agent, tokenHash string) error {
+	a.CreatedAt, a.UpdatedAt = now(), now()
+	if _, err := t.exec(ctx, `INSERT INTO agents (`+agentCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.UUID, a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.CreatedAt, a.UpdatedAt, tokenHash); err != nil {
+		return err
+	}
+	if err := t.setAgentLists(ctx, *a); err != nil {
+		return err
+	}
+	return t.syncRouterPresence(ctx, *a)
+}
+
+// UpdateAgent writes every field of a.
+func (t *Tx) UpdateAgent(ctx context.Context, a *inventory.Agent) error {
+	a.UpdatedAt = now()
+	n, err := t.exec(ctx, `UPDATE agents SET name = ?, host = ?, router_mode = ?, default_router = ?, updated_at = ? WHERE uuid = ?`,
+		a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.UpdatedAt, a.UUID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	if _, err := t.exec(ctx, `DELETE FROM agent_tags WHERE agent_uuid = ?`, a.UUID); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `DELETE FROM agent_upstreams WHERE agent_uuid = ?`, a.UUID); err != nil {
+		return err
+	}
+	if err := t.setAgentLists(ctx, *a); err != nil {
+		return err
+	}
+	return t.syncRouterPresence(ctx, *a)
+}
+
+func (t *Tx) setAgentLists(ctx context.Context, a inventory.Agent) error {
+	for i, tag := range a.Tags {
+		if _, err := t.exec(ctx, `INSERT INTO agent_tags (agent_uuid, position, tag) VALUES (?, ?, ?)`, a.UUID, i, tag); err != nil {
+			return err
+		}
+	}
+	for i, up := range a.UpstreamRouters {
+		if _, err := t.exec(ctx, `INSERT INTO agent_upstreams (agent_uuid, position, upstream_uuid) VALUES (?, ?, ?)`, a.UUID, i, up); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncRouterPresence gives an agent with a router a config (kept if it has
+// one) and takes it away, with what svcbridge recorded there, from an agent
+// without.
+func (t *Tx) syncRouterPresence(ctx context.Context, a inventory.Agent) error {
+	if !a.HasRouter() {
+		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ?`, a.UUID); err != nil {
+			return err
+		}
+		_, err := t.exec(ctx, `DELETE FROM router_configs WHERE agent_uuid = ?`, a.UUID)
+		return err
+	}
+	n, err := t.exec(ctx, `INSERT INTO router_configs (agent_uuid, config, version, updated_at) VALUES (?, ?, 1, ?)
+		ON CONFLICT (agent_uuid) DO NOTHING`, a.UUID, routerconfig.Empty, now())
+	if err != nil || n == 0 {
+		return err
+	}
+	return t.flagChange(ctx, a.UUID)
+}
+
+// AgentReferences says what still refers to an agent, for a clear refusal
+// to delete it. Empty means it can go.
+func (t *Tx) AgentReferences(ctx context.Context, a inventory.Agent) ([]string, error) {
+	var refs []string
+	var names []string
+	if err := t.sel(ctx, &names, `SELECT application || '/' || name FROM microservices WHERE agent_uuid = ? ORDER BY 1`, a.UUID); err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		refs = append(refs, "it runs microservices "+strings.Join(names, ", "))
+	}
+	names = nil
+	if err := t.sel(ctx, &names, `SELECT name FROM services WHERE (type = 'agent' AND resource = ?) OR default_bridge = ? ORDER BY name`, a.UUID, a.UUID); err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		refs = append(refs, "services "+strings.Join(names, ", ")+" use it as backend or bridge")
+	}
+	names = nil
+	if err := t.sel(ctx, &names, `SELECT a.name FROM agent_upstreams u JOIN agents a ON a.uuid = u.agent_uuid WHERE u.upstream_uuid = ? ORDER BY a.name`, a.UUID); err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		refs = append(refs, "agents "+strings.Join(names, ", ")+" use it as upstream router")
+	}
+	if a.DefaultRouter {
+		var n int
+		if err := t.get(ctx, &n, `SELECT COUNT(*) FROM services WHERE default_bridge = 'default-router'`); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			refs = append(refs, fmt.Sprintf("it is the default router of %d services", n))
+		}
+	}
+	return refs, nil
+}
+
+// DeleteAgent removes an agent and its router config.
+func (t *Tx) DeleteAgent(ctx context.Context, uuid string) error {
+	n, err := t.exec(ctx, `DELETE FROM agents WHERE uuid = ?`, uuid)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// AgentByUUID finds an agent by uuid only.
+func (t *Tx) AgentByUUID(ctx context.Context, uuid string) (inventory.Agent, error) {
+	var a inventory.Agent
+	if err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE uuid = ?`, uuid); err != nil {
+		return a, err
+	}
+	agents := []inventory.Agent{a}
+	err := t.fillAgents(ctx, agents)
+	return agents[0], err
+}
+
+// AgentsWithTags returns the uuids of agents with a router that carry any
+// of tags, sorted.
+func (t *Tx) AgentsWithTags(ctx context.Context, tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	query, args, err := t.in(`SELECT DISTINCT g.agent_uuid FROM agent_tags g JOIN agents a ON a.uuid = g.agent_uuid
+		WHERE g.tag IN (?) AND a.router_mode <> 'none' ORDER BY g.agent_uuid`, tags)
+	if err != nil {
+		return nil, err
+	}
+	var uuids []string
+	return uuids, t.sel(ctx, &uuids, query, args...)
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"svcbridge/inventory"
+)
+
+// Microservice constraint names.
+const (
+	MicroserviceUUIDKey = "microservices_uuid_key"
+	MicroserviceNameKey = "microservices_application_name_key"
+)
+
+const msCols = `uuid, application, name, agent_uuid, host_network_mode, created_at, updated_at`
+
+// ListMicroservices returns every microservice by application and name.
+func (t *Tx) ListMicroservices(ctx context.Context) ([]inventory.Microservice, error) {
+	ms := []inventory.Microservice{}
+	return ms, t.sel(ctx, &ms, `SELECT `+msCols+` FROM microservices ORDER BY application, name`)
+}
+
+// GetMicroservice finds a microservice by uuid.
+func (t *Tx) GetMicroservice(ctx context.Context, uuid string) (inventory.Microservice, error) {
+	var m inventory.Microservice
+	return m, t.get(ctx, &m, `SELECT `+msCols+` FROM microservices WHERE uuid = ?`, uuid)
+}
+
+// FindMicroservice resolves a service resource: "<application>/<name>" or a uuid.
+func (t *Tx) FindMicroservice(ctx context.Context, resource string) (inventory.Microservice, error) {
+	if app, name, ok := strings.Cut(resource, "/"); ok {
+		var m inventory.Microservice
+		return m, t.get(ctx, &m, `SELECT `+msCols+` FROM microservices WHERE application = ? AND name = ?`, app, name)
+	}
+	return t.GetMicroservice(ctx, resource)
+}
+
+// CreateMicroservice inserts m.
+func (t *Tx) CreateMicroservice(ctx context.Context, m *inventory.Microservice) error {
+	m.CreatedAt, m.UpdatedAt = now(), now()
+	_, err := t.exec(ctx, `INSERT INTO microservices (`+msCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		m.UUID, m.Application, m.Name, m.AgentUUID, m.HostNetworkMode, m.CreatedAt, m.UpdatedAt)
+	return err
+}
+
+// UpdateMicroservice writes every field of m.
+func (t *Tx) UpdateMicroservice(ctx context.Context, m *inventory.Microservice) error {
+	m.UpdatedAt = now()
+	n, err := t.exec(ctx, `UPDATE microservices SET application = ?, name = ?, agent_uuid = ?, host_network_mode = ?, updated_at = ? WHERE uuid = ?`,
+		m.Application, m.Name, m.AgentUUID, m.HostNetworkMode, m.UpdatedAt, m.UUID)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// ServicesOfMicroservice names the services whose backend is uuid.
+func (t *Tx) ServicesOfMicroservice(ctx context.Context, uuid string) ([]string, error) {
+	var names []string
+	return names, t.sel(ctx, &names, `SELECT name FROM services WHERE type = 'microservice' AND resource = ? ORDER BY name`, uuid)
+}
+
+// DeleteMicroservice removes a microservice.
+func (t *Tx) DeleteMicroservice(ctx context.Context, uuid string) error {
+	n, err := t.exec(ctx, `DELETE FROM microservices WHERE uuid = ?`, uuid)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"svcbridge/service"
+)
+
+// Service constraint names.
+const (
+	ServiceNameKey       = "services_name_key"
+	ServiceBridgePortKey = "services_bridge_port_key"
+)
+
+// ErrNoBridgePort means every port of the range is taken.
+var ErrNoBridgePort = fmt.Errorf("no bridge port available")
+
+type serviceRow struct {
+	Name               string    `db:"name"`
+	Type               string    `db:"type"`
+	Resource           string    `db:"resource"`
+	TargetPort         int       `db:"target_port"`
+	ServicePort        *int      `db:"service_port"`
+	K8sType            *string   `db:"k8s_type"`
+	DefaultBridge      string    `db:"default_bridge"`
+	BridgePort         int       `db:"bridge_port"`
+	ServiceEndpoint    *string   `db:"service_endpoint"`
+	ProvisioningStatus string    `db:"provisioning_status"`
+	ProvisioningError  *string   `db:"provisioning_error"`
+	Generation         int64     `db:"generation"`
+	ObservedGeneration int64     `db:"observed_generation"`
+	CreatedAt          time.Time `db:"created_at"`
+	UpdatedAt          time.Time `db:"updated_at"`
+}
+
+const serviceCols = `name, type, resource, target_port, service_port, k8s_type, default_bridge, bridge_port,
+	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at`
+
+func (r serviceRow) service() service.Service {
+	return service.Service{
+		Spec: service.Spec{Name: r.Name, Type: r.Type, Resource: r.Resource, TargetPort: r.TargetPort,
+			ServicePort: r.ServicePort, K8sType: r.K8sType, DefaultBridge: r.DefaultBridge, Tags: []string{}},
+		BridgePort: r.BridgePort, ServiceEndpoint: r.ServiceEndpoint,
+		ProvisioningStatus: r.ProvisioningStatus, ProvisioningError: r.ProvisioningError,
+		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+// ListServices returns every service sorted by name.
+func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
+	var rows []serviceRow
+	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services ORDER BY name`); err != nil {
+		return nil, err
+	}
+	return t.withTags(ctx, rows)
+}
+
+// GetService returns one service.
+func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
+	var r serviceRow
+	if err := t.get(ctx, &r, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name); err != nil {
+		return service.Service{}, err
+	}
+	svcs, err := t.withTags(ctx, []serviceRow{r})
+	if err != nil {
+		return service.Service{}, err
+	}
+	return svcs[0], nil
+}
+
+func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service, error) {
+	out := make([]service.Service, len(rows))
+	idx := make(map[string]int, len(rows))
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.service()
+		idx[r.Name] = i
+		names[i] = r.Name
+	}
+	for _, chunk := range chunks(names, 500) {
+		query, args, err := t.in(`SELECT service_name, tag FROM service_tags WHERE service_name IN (?) ORDER BY service_name, position`, chunk)
+		if err != nil {
+			return nil, err
+		}
+		var tags []struct {
+			Service string `db:"service_name"`
+			Tag     string `db:"tag"`
+		}
+		if err := t.sel(ctx, &tags, query, args...); err != nil {
+			return nil, err
+		}
+		for _, tg := range tags {
+			s := &out[idx[tg.Service]]
+			s.Tags = append(s.Tags, tg.Tag)
+		}
+	}
+	return out, nil
+}
+
+// PortRange is an inclusive range of bridge ports.
+type PortRange struct{ First, Last int }
+
+// AllocateBridgePort returns the first free port of ports. The unique
+// index on bridge_port is what makes ports unique; on PostgreSQL an advisory
+// lock also queues concurrent allocations so they do not collide and retry.
+// Call it in the transaction that inserts the service.
+func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, error) {
+	if t.dialect == Postgres {
+		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(7366725)`); err != nil {
+			return 0, err
+		}
+	}
+	var port []int
+	err := t.sel(ctx, &port, `SELECT p FROM (
+			SELECT CAST(? AS INTEGER) AS p WHERE NOT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)
+			UNION ALL
+			SELECT s.bridge_port + 1 FROM services s
+			WHERE s.bridge_port >= ? AND s.bridge_port < ?
+			  AND NOT EXISTS (SELECT 1 FROM services n WHERE n.bridge_port = s.bridge_port + 1)
+		) free ORDER BY p LIMIT 1`, ports.First, ports.First, ports.First, ports.Last)
+	if err != nil {
+		return 0, err
+	}
+	if len(port) == 0 {
+		return 0, ErrNoBridgePort
+	}
+	return port[0], nil
+}
+
+// InsertService stores a new service as pending, with its tags.
+func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
+	s.CreatedAt, s.UpdatedAt = now(), now()
+	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil
+	s.Generation, s.ObservedGeneration = 1, 0
+	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, s.DefaultBridge, s.BridgePort,
+		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
+		s.CreatedAt, s.UpdatedAt); err != nil {
+		return err
+	}
+	return t.setServiceTags(ctx, s.Name, s.Tags)
+}
+
+func (t *Tx) setServiceTags(ctx context.Context, name string, tags []string) error {
+	if _, err := t.exec(ctx, `DELETE FROM service_tags WHERE service_name = ?`, name); err != nil {
+		return err
+	}
+	for i, tag := range tags {
+		if _, err := t.exec(ctx, `INSERT INTO service_tags (service_name, position, tag) VALUES (?, ?, ?)`, name, i, tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateService writes the spec and endpoint of s, bumps its generation and
+// sets it pending. bridgePort never changes.
+func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
+	s.UpdatedAt = now()
+	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?,
+			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?
+		WHERE name = ?`,
+		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt, s.Name)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return t.setServiceTags(ctx, s.Name, s.Tags)
+}
+
+// DeleteService removes the row; its router entries stay recorded until a
+// reconcile removes them from the routers.
+func (t *Tx) DeleteService(ctx context.Context, name string) error {
+	n, err := t.exec(ctx, `DELETE FROM services WHERE name = ?`, name)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// SetServiceStatus records the outcome of reconciling generation gen. It
+// changes nothing when the spec moved on meanwhile: the next reconcile
+// reports instead. It reports whether the row was updated.
+func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, status string, reason *string, endpoint *string) (bool, error) {
+	n, err := t.exec(ctx, `UPDATE services SET provisioning_status = ?, provisioning_error = ?,
+			service_endpoint = COALESCE(?, service_endpoint), observed_generation = ?, updated_at = ?
+		WHERE name = ? AND generation = ?`, status, reason, endpoint, gen, now(), name, gen)
+	return n > 0, err
+}
+
+// UnsettledServices names services whose latest generation no reconcile
+// has finished, and names that still have router entries but no row: the
+// work a lost signal would otherwise leave undone.
+func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]string, error) {
+	var names []string
+	err := t.sel(ctx, &names, `SELECT name FROM services WHERE generation <> observed_generation AND updated_at < ?
+		UNION
+		SELECT DISTINCT e.service_name FROM router_entries e WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = e.service_name)
+		ORDER BY 1`, olderThan)
+	return names, err
+}

@@ -1,0 +1,74 @@
+// Package storetest opens fresh, migrated stores for tests: an SQLite file
+// in the test's temp dir, and a new PostgreSQL database dropped afterwards.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/lib/pq"
+
+	"svcbridge/store"
+)
+
+// PostgresEnv names the server tests use; default DefaultPostgres.
+const PostgresEnv = "SVCBRIDGE_TEST_POSTGRES"
+
+// DefaultPostgres is the local server of these machines (trust auth).
+const DefaultPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// Dialects lists the stores every store-level suite runs against.
+var Dialects = []string{store.SQLite, store.Postgres}
+
+// Open returns a fresh store of the dialect. PostgreSQL tests skip, saying
+// how to get a server, when none answers.
+func Open(t testing.TB, dialect string) *store.Store {
+	t.Helper()
+	url := filepath.Join(t.TempDir(), "svcbridge.db")
+	if dialect == store.Postgres {
+		url = NewPostgresDB(t)
+	}
+	s, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("open %s store: %v", dialect, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// NewPostgresDB creates an empty database and returns its URL; it is
+// dropped when the test ends.
+func NewPostgresDB(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv(PostgresEnv)
+	if admin == "" {
+		admin = DefaultPostgres
+	}
+	db, err := sql.Open("postgres", admin)
+	if err == nil {
+		err = db.Ping()
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL at %s: %v (.ci/run starts it)", admin, err)
+		}
+		t.Skipf("PostgreSQL not reachable at %s (%v): start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, or set %s", admin, err, PostgresEnv)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "svcbridge_test_" + hex.EncodeToString(b)
+	if _, err := db.Exec(`CREATE DATABASE ` + name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+		db.Close()
+	})
+	return strings.Replace(admin, "/postgres?", "/"+name+"?", 1)
+}
