@@ -218,10 +218,13 @@ func sqliteConstraint(msg string) string {
 	if strings.Contains(msg, "FOREIGN KEY") {
 		return ForeignKey
 	}
-	_, cols, ok := strings.Cut(msg, "failed: ")
-	if !ok {
+	// modernc prefixes the message with "constraint failed: ", so the
+	// columns follow the last "failed: ".
+	i := strings.LastIndex(msg, "failed: ")
+	if i < 0 {
 		return ""
 	}
+	cols := msg[i+len("failed: "):]
 	if i := strings.Index(cols, " ("); i >= 0 {
 		cols = cols[:i]
 	}

@@ -1,0 +1,368 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"svcbridge/inventory"
+	"svcbridge/routerconfig"
+	"svcbridge/service"
+	"svcbridge/store"
+	"svcbridge/store/storetest"
+)
+
+// forEachDialect runs f as a parallel subtest per dialect.
+func forEachDialect(t *testing.T, f func(t *testing.T, dialect string)) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			f(t, d)
+		})
+	}
+}
+
+// url returns a fresh database of the dialect for tests that open it
+// themselves.
+func url(t *testing.T, dialect string) string {
+	if dialect == store.Postgres {
+		return storetest.NewPostgresDB(t)
+	}
+	return filepath.Join(t.TempDir(), "svcbridge.db")
+}
+
+func inTx(t *testing.T, s *store.Store, fn func(ctx context.Context, tx *store.Tx) error) error {
+	t.Helper()
+	ctx := context.Background()
+	return s.InTx(ctx, func(tx *store.Tx) error { return fn(ctx, tx) })
+}
+
+func mustTx(t *testing.T, s *store.Store, fn func(ctx context.Context, tx *store.Tx) error) {
+	t.Helper()
+	if err := inTx(t, s, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func agent(id, name, mode string, defaultRouter bool) *inventory.Agent {
+	return &inventory.Agent{UUID: id, Name: name, RouterMode: mode, DefaultRouter: defaultRouter,
+		Tags: []string{}, UpstreamRouters: []string{}}
+}
+
+func externalService(name string, port int) *service.Service {
+	return &service.Service{
+		Spec: service.Spec{Name: name, Type: service.TypeExternal, Resource: "203.0.113.10",
+			TargetPort: 443, DefaultBridge: "default-router", Tags: []string{}},
+		BridgePort: port,
+	}
+}
+
+// TestMigrationsIdempotent opens the same database twice: the second Open
+// re-runs Migrate, which must be a no-op that keeps the data.
+func TestMigrationsIdempotent(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		u := url(t, dialect)
+		s1, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustTx(t, s1, func(ctx context.Context, tx *store.Tx) error {
+			return tx.CreateAgent(ctx, agent("a-1", "hub", inventory.RouterInterior, true), "hash-1")
+		})
+		if err := s1.Migrate(ctx); err != nil {
+			t.Fatalf("second Migrate on an open store: %v", err)
+		}
+		s1.Close()
+
+		s2, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatalf("second Open: %v", err)
+		}
+		defer s2.Close()
+		mustTx(t, s2, func(ctx context.Context, tx *store.Tx) error {
+			a, err := tx.GetAgent(ctx, "hub")
+			if err != nil {
+				return err
+			}
+			if a.UUID != "a-1" || !a.DefaultRouter {
+				return fmt.Errorf("agent after reopen = %+v", a)
+			}
+			return nil
+		})
+	})
+}
+
+// TestOneDefaultRouter: the partial unique index, not the handlers' check,
+// is what finally keeps a second default router out.
+func TestOneDefaultRouter(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.CreateAgent(ctx, agent("a-1", "hub", inventory.RouterInterior, true), "h1"); err != nil {
+				return err
+			}
+			// Many agents that are not the default router are fine.
+			if err := tx.CreateAgent(ctx, agent("a-2", "core", inventory.RouterInterior, false), "h2"); err != nil {
+				return err
+			}
+			return tx.CreateAgent(ctx, agent("a-3", "core-2", inventory.RouterInterior, false), "h3")
+		})
+		err := inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.CreateAgent(ctx, agent("a-4", "hub-2", inventory.RouterInterior, true), "h4")
+		})
+		if !store.IsConflict(err, store.AgentDefaultRouterKey) {
+			t.Fatalf("second default router by insert: err = %v, want a conflict on %s", err, store.AgentDefaultRouterKey)
+		}
+		err = inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			a, err := tx.GetAgent(ctx, "core")
+			if err != nil {
+				return err
+			}
+			a.DefaultRouter = true
+			return tx.UpdateAgent(ctx, &a)
+		})
+		if !store.IsConflict(err, store.AgentDefaultRouterKey) {
+			t.Fatalf("second default router by update: err = %v, want a conflict on %s", err, store.AgentDefaultRouterKey)
+		}
+		// Moving the role in one transaction works.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			for _, step := range []struct {
+				name string
+				def  bool
+			}{{"hub", false}, {"core", true}} {
+				a, err := tx.GetAgent(ctx, step.name)
+				if err != nil {
+					return err
+				}
+				a.DefaultRouter = step.def
+				if err := tx.UpdateAgent(ctx, &a); err != nil {
+					return err
+				}
+			}
+			d, err := tx.DefaultRouter(ctx)
+			if err == nil && d.Name != "core" {
+				err = fmt.Errorf("default router = %s, want core", d.Name)
+			}
+			return err
+		})
+	})
+}
+
+// TestAgentRows covers what the handlers rely on: duplicate names as a
+// named conflict, a router config and a raised flag for routers, lookup by
+// token hash, and the references that block a delete.
+func TestAgentRows(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.CreateAgent(ctx, agent("a-1", "hub", inventory.RouterInterior, true), "h1"); err != nil {
+				return err
+			}
+			edge := agent("a-2", "plant-a", inventory.RouterEdge, false)
+			edge.Tags = []string{"b", "a"}
+			edge.UpstreamRouters = []string{"a-1"}
+			if err := tx.CreateAgent(ctx, edge, "h2"); err != nil {
+				return err
+			}
+			return tx.CreateAgent(ctx, agent("a-3", "sensor", inventory.RouterNone, false), "h3")
+		})
+		err := inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.CreateAgent(ctx, agent("a-9", "plant-a", inventory.RouterEdge, false), "h9")
+		})
+		if !store.IsConflict(err, store.AgentNameKey) {
+			t.Fatalf("duplicate name: err = %v, want a conflict on %s", err, store.AgentNameKey)
+		}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			a, err := tx.AgentByTokenHash(ctx, "h2")
+			if err != nil || a.Name != "plant-a" {
+				return fmt.Errorf("AgentByTokenHash = %+v, %v", a, err)
+			}
+			if _, err := tx.AgentByTokenHash(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("unknown hash: err = %v", err)
+			}
+			a, err = tx.GetAgent(ctx, "a-2")
+			if err != nil || !slices.Equal(a.Tags, []string{"b", "a"}) || !slices.Equal(a.UpstreamRouters, []string{"a-1"}) {
+				return fmt.Errorf("GetAgent by uuid = %+v, %v (tags keep their order)", a, err)
+			}
+			cfg, err := tx.RouterConfig(ctx, "a-2")
+			if err != nil || string(cfg) != routerconfig.Empty {
+				return fmt.Errorf("router config = %s, %v", cfg, err)
+			}
+			if ch, err := tx.AgentChanges(ctx, "a-2"); err != nil || !ch.MicroserviceConfig {
+				return fmt.Errorf("new router's changes = %+v, %v", ch, err)
+			}
+			if _, err := tx.RouterConfig(ctx, "a-3"); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("routerMode none has a config: %v", err)
+			}
+			hub, err := tx.GetAgent(ctx, "hub")
+			if err != nil {
+				return err
+			}
+			refs, err := tx.AgentReferences(ctx, hub)
+			if err != nil || !slices.Equal(refs, []string{"agents plant-a use it as upstream router"}) {
+				return fmt.Errorf("hub references = %q, %v", refs, err)
+			}
+			return nil
+		})
+		// The foreign key is the last line: a referenced agent cannot go.
+		err = inTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteAgent(ctx, "a-1") })
+		if !store.IsConflict(err, store.ForeignKey) {
+			t.Fatalf("delete of a referenced agent: err = %v, want a foreign key conflict", err)
+		}
+	})
+}
+
+func TestChangeFlags(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		var first, second store.Changes
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "h"); err != nil {
+				return err
+			}
+			var err error
+			first, err = tx.AgentChanges(ctx, "a-1")
+			return err
+		})
+		// Two writes within the same millisecond still order.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.WriteRouterConfig(ctx, "a-1", []byte(routerconfig.Empty)); err != nil {
+				return err
+			}
+			var err error
+			second, err = tx.AgentChanges(ctx, "a-1")
+			return err
+		})
+		if second.LastUpdated <= first.LastUpdated {
+			t.Fatalf("lastUpdated did not grow: %d then %d", first.LastUpdated, second.LastUpdated)
+		}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.AckChanges(ctx, "a-1", first.LastUpdated); err != nil {
+				return err
+			}
+			if ch, err := tx.AgentChanges(ctx, "a-1"); err != nil || !ch.MicroserviceConfig {
+				return fmt.Errorf("after acknowledging the older change: %+v, %v", ch, err)
+			}
+			if err := tx.AckChanges(ctx, "a-1", second.LastUpdated); err != nil {
+				return err
+			}
+			if ch, err := tx.AgentChanges(ctx, "a-1"); err != nil || ch.MicroserviceConfig {
+				return fmt.Errorf("after acknowledging the current change: %+v, %v", ch, err)
+			}
+			if err := tx.WriteRouterConfig(ctx, "nope", []byte(routerconfig.Empty)); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("write to an agent without router: %v", err)
+			}
+			return nil
+		})
+	})
+}
+
+func TestAllocateBridgePort(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		ports := store.PortRange{First: 20000, Last: 20002}
+		alloc := func(name string) (int, error) {
+			var port int
+			err := inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+				var err error
+				if port, err = tx.AllocateBridgePort(ctx, ports); err != nil {
+					return err
+				}
+				return tx.InsertService(ctx, externalService(name, port))
+			})
+			return port, err
+		}
+		for i, want := range []int{20000, 20001, 20002} {
+			if got, err := alloc(fmt.Sprintf("svc-%d", i)); err != nil || got != want {
+				t.Fatalf("allocation %d = %d, %v; want %d", i, got, err, want)
+			}
+		}
+		if _, err := alloc("svc-full"); !errors.Is(err, store.ErrNoBridgePort) {
+			t.Fatalf("full range: err = %v, want ErrNoBridgePort", err)
+		}
+		// A freed port is reused, the lowest first, including the first.
+		for _, name := range []string{"svc-1", "svc-0"} {
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, name) })
+		}
+		for _, want := range []int{20000, 20001} {
+			if got, err := alloc(fmt.Sprintf("svc-again-%d", want)); err != nil || got != want {
+				t.Fatalf("reallocation = %d, %v; want %d", got, err, want)
+			}
+		}
+		// Ports outside the range do not block it.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertService(ctx, externalService("outside", 19999))
+		})
+		// The unique index is what makes a port unique.
+		err := inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertService(ctx, externalService("clash", 20000))
+		})
+		if !store.IsConflict(err, store.ServiceBridgePortKey) {
+			t.Fatalf("duplicate port: err = %v, want a conflict on %s", err, store.ServiceBridgePortKey)
+		}
+	})
+}
+
+// TestAllocateBridgePortConcurrently: 50 transactions allocating at once
+// get 50 distinct ports and none fails, on SQLite too.
+func TestAllocateBridgePortConcurrently(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		const n = 50
+		ports := make([]int, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.InTx(context.Background(), func(tx *store.Tx) error {
+					ctx := context.Background()
+					port, err := tx.AllocateBridgePort(ctx, store.PortRange{First: 10024, Last: 65535})
+					if err != nil {
+						return err
+					}
+					ports[i] = port
+					return tx.InsertService(ctx, externalService(fmt.Sprintf("svc-%02d", i), port))
+				})
+			})
+		}
+		close(start)
+		wg.Wait()
+		seen := map[int]bool{}
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("goroutine %d: %v", i, errs[i])
+			}
+			if seen[ports[i]] {
+				t.Fatalf("port %d allocated twice", ports[i])
+			}
+			seen[ports[i]] = true
+		}
+		var stored []service.Service
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			stored, err = tx.ListServices(ctx)
+			return err
+		})
+		got := make([]int, 0, len(stored))
+		for _, svc := range stored {
+			got = append(got, svc.BridgePort)
+		}
+		slices.Sort(got)
+		// First free port each time: together they fill the range's start.
+		for i, p := range got {
+			if p != 10024+i {
+				t.Fatalf("stored ports = %v, want 10024..%d", got, 10024+n-1)
+			}
+		}
+		if len(got) != n {
+			t.Fatalf("%d services stored, want %d", len(got), n)
+		}
+	})
+}
