@@ -1,0 +1,287 @@
+package devserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/common/config"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+)
+
+const (
+	taskQueue   = "devserver-test"
+	serviceName = "demo"
+
+	// Environment of the child process in TestRestartKeepsWorkflows.
+	envDescribeDir = "DEVSERVER_TEST_DESCRIBE_DIR"
+	envDescribeID  = "DEVSERVER_TEST_DESCRIBE_ID"
+)
+
+var serviceNameKey = temporal.NewSearchAttributeKeyKeyword(serviceNameAttr)
+
+func greet(_ workflow.Context, name string) (string, error) { return "hello " + name, nil }
+
+// testLogger shows server warnings only with -v: shutdown is noisy.
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func start(t *testing.T, o Options) *Server {
+	t.Helper()
+	o.Logger = testLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	began := time.Now()
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Logf("server up in %v: frontend %s, UI %q", time.Since(began).Round(time.Millisecond), s.FrontendAddress(), s.UIURL())
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+func dial(t *testing.T, s *Server) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{
+		HostPort:  s.FrontendAddress(),
+		Namespace: s.Namespace(),
+		Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// runGreet runs the greet workflow to completion under the given ID,
+// tagged with the ServiceName search attribute.
+func runGreet(t *testing.T, s *Server, id string) {
+	t.Helper()
+	c := dial(t, s)
+	w := worker.New(c, taskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(greet, workflow.RegisterOptions{Name: "greet"})
+	if err := w.Start(); err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	defer w.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    id,
+		TaskQueue:             taskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(serviceNameKey.ValueSet(serviceName)),
+	}, "greet", serviceName)
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil {
+		t.Fatalf("workflow result: %v", err)
+	}
+	if got != "hello "+serviceName {
+		t.Fatalf("workflow result = %q", got)
+	}
+}
+
+// requireCompleted checks that the workflow is known to the server, has
+// completed and still carries its search attribute.
+func requireCompleted(t *testing.T, c client.Client, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		t.Fatalf("describe %s: %v", id, err)
+	}
+	info := resp.GetWorkflowExecutionInfo()
+	if st := info.GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		t.Fatalf("status of %s = %v", id, st)
+	}
+	if _, ok := info.GetSearchAttributes().GetIndexedFields()[serviceNameAttr]; !ok {
+		t.Fatalf("%s lost its %s search attribute: %v", id, serviceNameAttr, info.GetSearchAttributes())
+	}
+}
+
+func TestRunWorkflowAndUI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := start(t, Options{DataDir: dir})
+
+	if !strings.HasPrefix(s.FrontendAddress(), "127.0.0.1:") {
+		t.Errorf("FrontendAddress = %q", s.FrontendAddress())
+	}
+	if !strings.HasPrefix(s.UIURL(), "http://127.0.0.1:") {
+		t.Errorf("UIURL = %q", s.UIURL())
+	}
+	if s.Namespace() != "default" {
+		t.Errorf("Namespace = %q", s.Namespace())
+	}
+	if _, err := os.Stat(filepath.Join(dir, dbFileName)); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+	// The journal_mode pragma reached SQLite.
+	if _, err := os.Stat(filepath.Join(dir, dbFileName+"-wal")); err != nil {
+		t.Errorf("no WAL file: %v", err)
+	}
+
+	runGreet(t, s, "greet-1")
+
+	resp, err := http.Get(s.UIURL() + "/")
+	if err != nil {
+		t.Fatalf("UI: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("UI status %s", resp.Status)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("UI content type %q", ct)
+	}
+	if !strings.Contains(strings.ToLower(string(body)), "<html") {
+		t.Errorf("UI body is not HTML: %.200s", body)
+	}
+
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if _, err := http.Get(s.UIURL() + "/healthz"); err == nil {
+		t.Errorf("UI still answers after Stop")
+	}
+}
+
+func TestRestartKeepsWorkflows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const id = "restart-1"
+
+	s1 := start(t, Options{DataDir: dir, UIPort: -1})
+	if s1.UIURL() != "" {
+		t.Errorf("UIURL with UIPort -1 = %q", s1.UIURL())
+	}
+	runGreet(t, s1, id)
+	if err := s1.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+
+	s2 := start(t, Options{DataDir: dir, UIPort: -1})
+	c := dial(t, s2)
+	requireCompleted(t, c, id)
+
+	// Visibility (what the UI lists) survived too, and the search attribute
+	// is queryable. Visibility is written asynchronously, hence the wait.
+	query := serviceNameAttr + " = '" + serviceName + "'"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Namespace: s2.Namespace(), Query: query})
+		if err != nil {
+			t.Fatalf("count %q: %v", query, err)
+		}
+		if resp.GetCount() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("count %q = %d, want 1", query, resp.GetCount())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := s2.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+
+	// In one process the SQLite plugin keeps its connection to the file open
+	// across restarts, so only a new process proves the data is on disk.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDescribeInNewProcess$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envDescribeDir+"="+dir, envDescribeID+"="+id)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestDescribeInNewProcess") {
+		t.Fatalf("describe in a new process: %v\n%s", err, out)
+	}
+}
+
+// TestDescribeInNewProcess is the child half of TestRestartKeepsWorkflows.
+func TestDescribeInNewProcess(t *testing.T) {
+	dir, id := os.Getenv(envDescribeDir), os.Getenv(envDescribeID)
+	if dir == "" {
+		t.Skip("only run as a child of TestRestartKeepsWorkflows")
+	}
+	s := start(t, Options{DataDir: dir, UIPort: -1})
+	requireCompleted(t, dial(t, s), id)
+}
+
+func TestInMemory(t *testing.T) {
+	t.Parallel()
+	s := start(t, Options{UIPort: -1, Namespace: "svcbridge-test"})
+	if s.Namespace() != "svcbridge-test" {
+		t.Errorf("Namespace = %q", s.Namespace())
+	}
+	runGreet(t, s, "mem-1")
+	requireCompleted(t, dial(t, s), "mem-1")
+}
+
+// A DataDir whose namespace was created without the ServiceName attribute
+// (CreateNamespaces never updates an existing namespace) gets it at start.
+func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		DatabaseName:      filepath.Join(dir, dbFileName),
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "1"},
+	}
+	if err := sqliteschema.SetupSchema(cfg); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, "default", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqliteschema.CreateNamespaces(cfg, ns); err != nil {
+		t.Fatal(err)
+	}
+
+	s := start(t, Options{DataDir: dir, UIPort: -1})
+	runGreet(t, s, "old-ns-1") // fails if ServiceName is not registered
+}
+
+// A taken port is an error from Start, not a crash inside the server.
+func TestPortInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	for _, o := range []Options{{FrontendPort: port}, {UIPort: port}} {
+		if s, err := Start(context.Background(), o); err == nil {
+			_ = s.Stop()
+			t.Errorf("Start(%+v) on a taken port succeeded", o)
+		}
+	}
+}
