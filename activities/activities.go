@@ -1,0 +1,257 @@
+// Package activities does svcbridge's I/O for the workflows. Every activity
+// is idempotent: it reads the current state and converges to it, so a retry
+// or a repeat after a crash is harmless.
+package activities
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+// Signaler starts agent reconciles (workflows.Client in production).
+type Signaler interface {
+	AgentsChanged(ctx context.Context, uuids ...string) error
+}
+
+// Activities holds what the activities need.
+type Activities struct {
+	Store        *store.Store
+	Tags         service.TagRule
+	ControlPlane string
+	Signaler     Signaler
+}
+
+// ErrInvalid is the error type of failures only an inventory change fixes.
+const ErrInvalid = "InvalidPlacement"
+
+// PlanService reads a service and decides where its objects go and which
+// agents to reconcile.
+func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
+	var plan ServicePlan
+	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
+		entries, err := tx.ServiceEntries(ctx, name)
+		if err != nil {
+			return err
+		}
+		sites := map[string]bool{}
+		fanout := map[string]bool{}
+		for _, e := range entries {
+			if e.Kind == store.KindConnector {
+				sites[e.Agent] = true
+			} else {
+				fanout[e.Agent] = true
+			}
+		}
+		svc, err := tx.GetService(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			// Deleted: every agent that holds something of it converges.
+			for u := range fanout {
+				sites[u] = true
+			}
+			plan.Sites = sortedSet(sites)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		plan.Exists, plan.Generation = true, svc.Generation
+		in, err := a.placementInput(ctx, tx, svc)
+		if err != nil {
+			return err
+		}
+		p, perr := service.Place(in)
+		if perr != nil {
+			plan.Invalid = perr.Error()
+		}
+		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
+		for _, u := range []string{p.ConnectorSite, p.HubSite} {
+			if u != "" {
+				sites[u] = true
+			}
+		}
+		selecting, err := tx.AgentsWithTags(ctx, a.Tags.SelectingAgentTags(svc.Tags))
+		if err != nil {
+			return err
+		}
+		for _, u := range selecting {
+			fanout[u] = true
+		}
+		for u := range sites {
+			delete(fanout, u)
+		}
+		plan.Sites, plan.Fanout = sortedSet(sites), sortedSet(fanout)
+		return nil
+	})
+	return plan, err
+}
+
+// placementInput loads the agents a service's placement depends on.
+func (a *Activities) placementInput(ctx context.Context, tx *store.Tx, svc service.Service) (service.PlacementInput, error) {
+	in := service.PlacementInput{Service: svc, ControlPlane: a.ControlPlane}
+	optional := func(agent inventory.Agent, err error) (*inventory.Agent, error) {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		return &agent, err
+	}
+	var err error
+	switch svc.Type {
+	case service.TypeMicroservice:
+		ms, merr := tx.GetMicroservice(ctx, svc.Resource)
+		if merr == nil {
+			in.Backend, err = optional(tx.AgentByUUID(ctx, ms.AgentUUID))
+		} else if !errors.Is(merr, store.ErrNotFound) {
+			err = merr
+		}
+	case service.TypeAgent:
+		in.Backend, err = optional(tx.AgentByUUID(ctx, svc.Resource))
+	}
+	if err != nil {
+		return in, err
+	}
+	if in.DefaultRouter, err = optional(tx.DefaultRouter(ctx)); err != nil {
+		return in, err
+	}
+	if svc.DefaultBridge != service.DefaultBridge {
+		in.Bridge, err = optional(tx.AgentByUUID(ctx, svc.DefaultBridge))
+	}
+	return in, err
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReconcileAgents rebuilds the svcbridge-owned part of each agent's router
+// config from the current services, one transaction per agent.
+func (a *Activities) ReconcileAgents(ctx context.Context, uuids []string) error {
+	for _, u := range uuids {
+		if err := a.reconcileAgent(ctx, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconcileAgent holds the agent's router row lock (the hub lock) while it
+// reads the services and rewrites the config, so concurrent reconciles of
+// one router queue and the last one sees everything committed before it.
+func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
+	return a.Store.InTx(ctx, func(tx *store.Tx) error {
+		cfg, err := tx.LockRouterConfig(ctx, uuid)
+		if errors.Is(err, store.ErrNotFound) {
+			// No router (routerMode none) or no agent: nothing to hold.
+			return tx.SetAgentEntries(ctx, uuid, nil, nil)
+		}
+		if err != nil {
+			return err
+		}
+		agent, err := tx.AgentByUUID(ctx, uuid)
+		if err != nil {
+			return err
+		}
+		hub := a.ControlPlane != service.ControlPlaneKubernetes
+		tokens, all := a.Tags.AgentTokens(agent.Tags)
+		listeners, err := tx.ListenerServices(ctx, uuid, agent.DefaultRouter, tokens, all, hub)
+		if err != nil {
+			return err
+		}
+		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode, hub && agent.DefaultRouter)
+		if err != nil {
+			return err
+		}
+		have, err := tx.AgentEntries(ctx, uuid)
+		if err != nil {
+			return err
+		}
+		var owned []string
+		for _, e := range have {
+			if e.Kind == store.KindConnector {
+				owned = append(owned, e.Service)
+			}
+		}
+		plan, err := service.PlanRouter(cfg, listeners, connectors, owned)
+		if err != nil {
+			// A config that is not JSON is not ours to guess at.
+			return temporal.NewNonRetryableApplicationError("agent "+agent.Name+": "+err.Error(), ErrInvalid, err)
+		}
+		if plan.Changed {
+			if err := tx.WriteRouterConfig(ctx, uuid, plan.Config); err != nil {
+				return err
+			}
+		}
+		var want []store.Entry
+		changed := map[store.Entry]bool{}
+		for kind, names := range map[string][]string{store.KindListener: plan.Listeners, store.KindConnector: plan.Connectors} {
+			for _, n := range names {
+				e := store.Entry{Agent: uuid, Kind: kind, Service: n}
+				want = append(want, e)
+				changed[e] = plan.Rewritten[kind+"/"+n]
+			}
+		}
+		return tx.SetAgentEntries(ctx, uuid, want, changed)
+	})
+}
+
+// FinishService records the outcome of a reconcile: ready when the
+// connector and the hub listener are in place, else failed with the reason.
+func (a *Activities) FinishService(ctx context.Context, f Finish) error {
+	return a.Store.InTx(ctx, func(tx *store.Tx) error {
+		msg := f.Error
+		if msg == "" {
+			missing, err := missingObjects(ctx, tx, f)
+			if err != nil {
+				return err
+			}
+			msg = missing
+		}
+		status, reason := service.StatusReady, (*string)(nil)
+		if msg != "" {
+			status, reason = service.StatusFailed, &msg
+		}
+		_, err := tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint)
+		return err
+	})
+}
+
+// missingObjects checks the recorded entries rather than trusting the plan.
+func missingObjects(ctx context.Context, tx *store.Tx, f Finish) (string, error) {
+	entries, err := tx.ServiceEntries(ctx, f.Service)
+	if err != nil {
+		return "", err
+	}
+	has := map[store.Entry]bool{}
+	for _, e := range entries {
+		has[store.Entry{Agent: e.Agent, Kind: e.Kind}] = true
+	}
+	if f.ConnectorSite != "" && !has[store.Entry{Agent: f.ConnectorSite, Kind: store.KindConnector}] {
+		return "the tcpConnector is not on the router of agent " + f.ConnectorSite, nil
+	}
+	if f.HubSite != "" && !has[store.Entry{Agent: f.HubSite, Kind: store.KindListener}] {
+		return "the hub tcpListener is not on the router of agent " + f.HubSite, nil
+	}
+	return "", nil
+}
+
+// SignalAgents asks each agent's workflow to reconcile, a few at a time.
+func (a *Activities) SignalAgents(ctx context.Context, uuids []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, u := range uuids {
+		g.Go(func() error { return a.Signaler.AgentsChanged(gctx, u) })
+	}
+	return g.Wait()
+}

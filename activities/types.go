@@ -1,0 +1,33 @@
+package activities
+
+// ServicePlan is what PlanService found: where a service's objects go and
+// which agents to reconcile.
+type ServicePlan struct {
+	Exists     bool
+	Generation int64
+	// Sites are the agents that hold (or held) the service's connector and
+	// hub listener; the service workflow reconciles them itself.
+	Sites []string
+	// ConnectorSite and HubSite are where ready requires the objects.
+	ConnectorSite string
+	HubSite       string
+	// Fanout are the other agents whose listeners may change: those its tags
+	// select and those that listen now.
+	Fanout []string
+	// Endpoint is the hub router's host (remote control plane).
+	Endpoint *string
+	// Invalid explains why the service cannot be placed as it is; it is not
+	// retried quickly since only an inventory change can fix it.
+	Invalid string
+}
+
+// Finish is the outcome the service workflow records.
+type Finish struct {
+	Service       string
+	Generation    int64
+	ConnectorSite string
+	HubSite       string
+	Endpoint      *string
+	// Error, when set, marks the service failed with this message.
+	Error string
+}

@@ -1,0 +1,68 @@
+// Package worker registers svcbridge's workflows and activities on a
+// Temporal worker, and runs the resync that re-starts reconciles a lost
+// signal would otherwise leave undone.
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"svcbridge/activities"
+	"svcbridge/store"
+	"svcbridge/workflows"
+)
+
+// New returns a worker on taskQueue with everything registered.
+func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+		// Let running activities finish on shutdown instead of cutting them off.
+		WorkerStopTimeout: 10 * time.Second,
+	})
+	w.RegisterWorkflowWithOptions(workflows.ServiceWorkflow, workflow.RegisterOptions{Name: workflows.ServiceWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	w.RegisterActivity(acts)
+	return w
+}
+
+// Resync signals the workflow of every unsettled service (changed but not
+// reconciled for grace, or with router entries left after its row went)
+// every interval until ctx ends. Any number of workers may run it: the
+// signals are idempotent.
+func Resync(ctx context.Context, st *store.Store, wf workflows.Client, interval, grace time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := ResyncOnce(ctx, st, wf, grace); err != nil && ctx.Err() == nil {
+			log.Warn("resync failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ResyncOnce runs one resync pass.
+func ResyncOnce(ctx context.Context, st *store.Store, wf workflows.Client, grace time.Duration) error {
+	var names []string
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		names, err = tx.UnsettledServices(ctx, time.Now().UTC().Add(-grace))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := wf.ServiceChanged(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+// Package workflows orchestrates provisioning with Temporal: one entity
+// workflow per Service and one per agent router. Workflows only decide the
+// order of things; every read and write is an activity.
+package workflows
+
+import (
+	"strings"
+	"time"
+)
+
+// Names shared by the API (which starts and signals) and the worker.
+const (
+	ServiceWorkflowName = "ServiceWorkflow"
+	AgentWorkflowName   = "AgentWorkflow"
+	// SignalReconcile says "something changed; reconcile". It carries no
+	// data: the workflow re-reads the current state.
+	SignalReconcile = "reconcile"
+	// QueryState answers what the service workflow is doing.
+	QueryState = "state"
+	// SearchAttributeService carries the service name, so the Web UI can
+	// list every run for one service.
+	SearchAttributeService = "ServiceName"
+)
+
+const (
+	servicePrefix = "service/"
+	agentPrefix   = "agent/"
+)
+
+// ServiceWorkflowID and ServiceFromWorkflowID map a service name to its
+// workflow ID and back.
+func ServiceWorkflowID(name string) string { return servicePrefix + name }
+
+func ServiceFromWorkflowID(id string) (string, bool) { return strings.CutPrefix(id, servicePrefix) }
+
+// AgentWorkflowID and AgentFromWorkflowID do the same for agents (by uuid).
+func AgentWorkflowID(uuid string) string { return agentPrefix + uuid }
+
+func AgentFromWorkflowID(id string) (string, bool) { return strings.CutPrefix(id, agentPrefix) }
+
+// Timing of the service workflow.
+var (
+	// retryBackoff is the wait after a failed reconcile, doubling to
+	// maxRetryBackoff; a signal (POST .../reconcile) cuts it short.
+	retryBackoff    = 2 * time.Second
+	maxRetryBackoff = 5 * time.Minute
+	// maxIterations bounds one run's history; then it continues as new.
+	maxIterations = 500
+)
+
+// ServiceState is the answer to QueryState.
+type ServiceState struct {
+	Service    string `json:"service"`
+	Step       string `json:"step"`
+	LastError  string `json:"lastError,omitempty"`
+	Reconciles int    `json:"reconciles"`
+}

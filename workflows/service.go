@@ -1,0 +1,171 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"svcbridge/activities"
+)
+
+// a is only used for its method values: the SDK names activities by them.
+var a *activities.Activities
+
+// Fan-out size of one SignalAgents activity: well under Temporal's limits on
+// pending work per workflow and on payload size.
+const fanoutChunk = 500
+
+// ServiceWorkflow is the entity workflow of one Service (ID service/<name>).
+// It reconciles to the current row each time it is signalled, retries a
+// failed reconcile with backoff, and ends once the service is deleted and
+// its objects are gone.
+func ServiceWorkflow(ctx workflow.Context, name string) error {
+	state := ServiceState{Service: name, Step: "starting"}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (ServiceState, error) { return state, nil }); err != nil {
+		return err
+	}
+	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
+	backoff := retryBackoff
+	for i := 0; ; i++ {
+		drain(signals)
+		state.Reconciles++
+		gone, err := reconcileService(ctx, name, &state)
+		if gone {
+			if drain(signals) {
+				continue // recreated meanwhile
+			}
+			return nil
+		}
+		wait := time.Duration(0) // until signalled
+		if err != nil {
+			state.Step, state.LastError = "failed; retrying in "+backoff.String(), err.Error()
+			workflow.SetCurrentDetails(ctx, "**failed**: "+err.Error())
+			wait = backoff
+			backoff = min(2*backoff, maxRetryBackoff)
+		} else {
+			state.Step, state.LastError = "ready; waiting for changes", ""
+			workflow.SetCurrentDetails(ctx, "ready")
+			backoff = retryBackoff
+		}
+		waitForSignal(ctx, signals, wait)
+		// A fresh run starts with a reconcile, so a signal consumed here is
+		// not lost.
+		if i >= maxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return workflow.NewContinueAsNewError(ctx, ServiceWorkflowName, name)
+		}
+	}
+}
+
+// reconcileService runs one pass; gone reports that the service is deleted
+// and its objects removed.
+func reconcileService(ctx workflow.Context, name string, state *ServiceState) (gone bool, err error) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{activities.ErrInvalid},
+		},
+	})
+	state.Step = "planning"
+	var plan activities.ServicePlan
+	if err := workflow.ExecuteLocalActivity(lctx, a.PlanService, name).Get(ctx, &plan); err != nil {
+		return false, err
+	}
+	finish := activities.Finish{Service: name, Generation: plan.Generation,
+		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid}
+
+	state.Step = "writing router configs"
+	if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, plan.Sites).Get(ctx, nil); err != nil {
+		if plan.Exists {
+			finish.Error = "write router config: " + err.Error()
+			_ = workflow.ExecuteLocalActivity(lctx, a.FinishService, finish).Get(ctx, nil)
+		}
+		return false, err
+	}
+	if plan.Exists {
+		state.Step = "recording status"
+		if err := workflow.ExecuteLocalActivity(lctx, a.FinishService, finish).Get(ctx, nil); err != nil {
+			return false, err
+		}
+	}
+	if err := fanout(ctx, plan.Fanout, state); err != nil {
+		return false, err
+	}
+	if !plan.Exists {
+		return true, nil
+	}
+	if plan.Invalid != "" {
+		return false, temporal.NewNonRetryableApplicationError(plan.Invalid, activities.ErrInvalid, nil)
+	}
+	return false, nil
+}
+
+// fanout signals the agent workflows of the agents whose listeners may
+// change, in chunks, one activity per chunk.
+func fanout(ctx workflow.Context, agents []string, state *ServiceState) error {
+	if len(agents) == 0 {
+		return nil
+	}
+	state.Step = "signalling agents"
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	var futures []workflow.Future
+	for start := 0; start < len(agents); start += fanoutChunk {
+		end := min(start+fanoutChunk, len(agents))
+		futures = append(futures, workflow.ExecuteActivity(actx, a.SignalAgents, agents[start:end]))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain empties the signal channel and reports whether it held anything.
+func drain(ch workflow.ReceiveChannel) bool {
+	got := false
+	for ch.ReceiveAsync(nil) {
+		got = true
+	}
+	return got
+}
+
+// waitForSignal blocks until a signal arrives, or d passes when d > 0.
+func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Duration) {
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(ch, func(workflow.ReceiveChannel, bool) {})
+	if d > 0 {
+		tctx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		sel.AddFuture(workflow.NewTimer(tctx, d), func(workflow.Future) {})
+	}
+	sel.Select(ctx)
+}
+
+// AgentWorkflow reconciles one agent's router (ID agent/<uuid>). Signals
+// that arrive while it works coalesce into one more pass, so a burst of
+// service changes costs the agent a few rewrites, not one per change.
+func AgentWorkflow(ctx workflow.Context, uuid string) error {
+	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrInvalid},
+		},
+	})
+	for {
+		drain(signals)
+		if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, []string{uuid}).Get(ctx, nil); err != nil {
+			return err
+		}
+		if !drain(signals) {
+			return nil
+		}
+	}
+}
