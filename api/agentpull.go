@@ -1,0 +1,128 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/inventory"
+	"svcbridge/store"
+)
+
+// agentKey is where authAgent leaves the calling agent in the gin context.
+const agentKey = "svcbridge.agent"
+
+// agentPullRoutes is the part of ioFog's agent API that edge agents poll:
+// change flags, their acknowledgement, and the router config.
+func (s *Server) agentPullRoutes(g *gin.RouterGroup) {
+	a := g.Group("/agent", s.authAgent)
+	a.GET("/config/changes", s.getAgentChanges)
+	a.PATCH("/config/changes", s.ackAgentChanges)
+	a.GET("/router", s.getOwnRouter)
+}
+
+func unauthenticated(format string, args ...any) *Error {
+	return apiErr(http.StatusUnauthorized, "AuthenticationError", format, args...)
+}
+
+// authAgent identifies the agent by `Authorization: Bearer <token>`; only
+// the token's hash is stored, so the lookup is by hash.
+func (s *Server) authAgent(c *gin.Context) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent"`)
+		fail(c, unauthenticated("Missing agent credential: send 'Authorization: Bearer <agent token>'"))
+		return
+	}
+	var a inventory.Agent
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		a, err = tx.AgentByTokenHash(c.Request.Context(), hashToken(token))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
+		fail(c, unauthenticated("Invalid agent token"))
+		return
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Set(agentKey, a)
+	c.Next()
+}
+
+func callingAgent(c *gin.Context) inventory.Agent {
+	return c.MustGet(agentKey).(inventory.Agent)
+}
+
+func (s *Server) getAgentChanges(c *gin.Context) {
+	a := callingAgent(c)
+	var ch store.Changes
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		ch, err = tx.AgentChanges(c.Request.Context(), a.UUID)
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, ch)
+}
+
+// ackAgentChanges clears the flags of the changes the agent has applied,
+// up to the lastUpdated it read; a newer change keeps its flag up.
+func (s *Server) ackAgentChanges(c *gin.Context) {
+	a := callingAgent(c)
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	obj, err := jsonObject(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	last, err := jsonField[int64](obj, "lastUpdated", "integer")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if last == nil {
+		fail(c, badRequest("Required field 'lastUpdated' is missing"))
+		return
+	}
+	if *last < 0 {
+		fail(c, badRequest("Field 'lastUpdated' must not be negative"))
+		return
+	}
+	err = s.inTx(c, func(tx *store.Tx) error {
+		return tx.AckChanges(c.Request.Context(), a.UUID, *last)
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) getOwnRouter(c *gin.Context) {
+	a := callingAgent(c)
+	var cfg []byte
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		cfg, err = routerConfig(c.Request.Context(), tx, a, a.Name)
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
+}

@@ -1,0 +1,799 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"gopkg.in/yaml.v3"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+func (s *Server) agentRoutes(g *gin.RouterGroup) {
+	g.GET("/agents", s.listAgents)
+	g.POST("/agents", s.createAgent)
+	// A static segment wins over :agent, so an agent named "yaml" is still
+	// reachable by GET/PATCH/DELETE; only POST is the upload.
+	g.POST("/agents/yaml", s.uploadAgentYAML)
+	g.GET("/agents/:agent", s.getAgent)
+	g.PATCH("/agents/:agent", s.patchAgent)
+	g.DELETE("/agents/:agent", s.deleteAgent)
+	g.GET("/agents/:agent/router", s.getAgentRouter)
+	g.POST("/agents/:agent/token", s.rotateAgentToken)
+}
+
+// agentWithToken is the answer of a create or a rotation: the only time
+// the credential is shown, since only its hash is stored.
+type agentWithToken struct {
+	inventory.Agent
+	Token string `json:"token"`
+}
+
+func (s *Server) listAgents(c *gin.Context) {
+	var agents []inventory.Agent
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		agents, err = tx.ListAgents(c.Request.Context())
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if agents == nil {
+		agents = []inventory.Agent{}
+	}
+	c.JSON(http.StatusOK, agents)
+}
+
+func (s *Server) getAgent(c *gin.Context) {
+	ref := c.Param("agent")
+	var a inventory.Agent
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		a, err = findAgent(c.Request.Context(), tx, ref)
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, a)
+}
+
+// findAgent is tx.GetAgent with the API's 404.
+func findAgent(ctx context.Context, tx *store.Tx, ref string) (inventory.Agent, error) {
+	a, err := tx.GetAgent(ctx, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, notFound("Agent %s not found", ref)
+	}
+	return a, err
+}
+
+func (s *Server) createAgent(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	in, err := decodeAgentJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.createAgentFrom(c, in)
+}
+
+// createAgentFrom validates and stores a new agent with a fresh credential,
+// answering 201 with both.
+func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
+	a := in.apply(inventory.Agent{RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+	if in.UUID != nil {
+		id, err := parseAgentUUID(*in.UUID)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		a.UUID = id
+	} else {
+		a.UUID = uuid.NewString()
+	}
+	if err := validateAgent(a); err != nil {
+		fail(c, err)
+		return
+	}
+	token, hash, err := newAgentToken()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	var out inventory.Agent
+	err = s.inTx(c, func(tx *store.Tx) error {
+		if err := checkAgentRefs(ctx, tx, &a, nil); err != nil {
+			return err
+		}
+		if _, err := tx.GetAgent(ctx, a.UUID); err == nil {
+			return conflict("Agent with uuid %s already exists", a.UUID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := tx.CreateAgent(ctx, &a, hash); err != nil {
+			return err
+		}
+		// Read back so the answer equals a later GET (the database
+		// rounds timestamps).
+		var err error
+		out, err = tx.GetAgent(ctx, a.UUID)
+		return err
+	})
+	if err != nil {
+		fail(c, s.agentWriteError(c, err, a))
+		return
+	}
+	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
+	c.JSON(http.StatusCreated, agentWithToken{Agent: out, Token: token})
+}
+
+func (s *Server) patchAgent(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	in, err := decodeAgentJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	ref := c.Param("agent")
+	ctx := c.Request.Context()
+	var a, out inventory.Agent
+	err = s.inTx(c, func(tx *store.Tx) error {
+		old, err := findAgent(ctx, tx, ref)
+		if err != nil {
+			return err
+		}
+		if in.UUID != nil && *in.UUID != old.UUID {
+			return badRequest("Field 'uuid' cannot be changed")
+		}
+		// Partial: only the keys present replace stored values.
+		a = in.apply(old)
+		out, err = s.updateAgent(ctx, tx, old, &a)
+		return err
+	})
+	if err != nil {
+		fail(c, s.agentWriteError(c, err, a))
+		return
+	}
+	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), out.UUID))
+	c.JSON(http.StatusOK, out)
+}
+
+// uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
+// document, or, when the name exists, replaces it with the document.
+func (s *Server) uploadAgentYAML(c *gin.Context) {
+	body, err := readUpload(c, "agent")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	in, err := decodeAgentYAML(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	var exists bool
+	var a, out inventory.Agent
+	err = s.inTx(c, func(tx *store.Tx) error {
+		old, err := tx.GetAgent(ctx, *in.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case old.Name != *in.Name:
+			// GetAgent fell back to the uuid: names cannot look like
+			// uuids, so this is a create that validateAgent rejects.
+			return nil
+		}
+		exists = true
+		// The YAML is the whole desired document: absent fields take
+		// their defaults, not their stored values.
+		a = in.apply(inventory.Agent{UUID: old.UUID, RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+		out, err = s.updateAgent(ctx, tx, old, &a)
+		return err
+	})
+	if err != nil {
+		fail(c, s.agentWriteError(c, err, a))
+		return
+	}
+	if !exists {
+		// A concurrent upload of the same name loses on the unique
+		// name with a 409, which is what a create would answer.
+		s.createAgentFrom(c, in)
+		return
+	}
+	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), out.UUID))
+	c.JSON(http.StatusOK, out)
+}
+
+// updateAgent validates a (old changed) and writes it in tx, returning the
+// stored agent.
+func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Agent, a *inventory.Agent) (inventory.Agent, error) {
+	if err := validateAgent(*a); err != nil {
+		return inventory.Agent{}, err
+	}
+	if err := checkAgentRefs(ctx, tx, a, &old); err != nil {
+		return inventory.Agent{}, err
+	}
+	if err := tx.UpdateAgent(ctx, a); err != nil {
+		return inventory.Agent{}, err
+	}
+	return tx.GetAgent(ctx, a.UUID)
+}
+
+// validateAgent is inventory.ValidateAgent plus the API's own rule: a name
+// may not look like a uuid, because GET /agents/{nameOrUuid} (and every
+// reference by name or uuid) would then be ambiguous.
+func validateAgent(a inventory.Agent) error {
+	if err := inventory.ValidateAgent(a); err != nil {
+		return badRequest("%s", err.Error())
+	}
+	if isCanonicalUUID(a.Name) {
+		return badRequest("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
+	}
+	return nil
+}
+
+func isCanonicalUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+func parseAgentUUID(s string) (string, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return "", badRequest("Invalid format for field 'uuid': %q is not a uuid", s)
+	}
+	return id.String(), nil
+}
+
+// checkAgentRefs checks, in the transaction that writes a, what depends on
+// other rows: the unique name, the single default router, the upstream
+// routers (resolved to uuids in place) and, on an update (old set), the
+// agents that use a as their upstream router.
+func checkAgentRefs(ctx context.Context, tx *store.Tx, a *inventory.Agent, old *inventory.Agent) error {
+	if other, err := tx.GetAgent(ctx, a.Name); err == nil && other.UUID != a.UUID {
+		return conflict("Agent with name %s already exists", a.Name)
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if a.DefaultRouter {
+		cur, err := tx.DefaultRouter(ctx)
+		if err == nil && cur.UUID != a.UUID {
+			return defaultRouterTaken(cur.Name)
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	ups := make([]string, 0, len(a.UpstreamRouters))
+	for _, ref := range a.UpstreamRouters {
+		if ref == a.Name || ref == a.UUID {
+			return badRequest("Agent %s cannot be its own upstream router", a.Name)
+		}
+		up, err := tx.GetAgent(ctx, ref)
+		if errors.Is(err, store.ErrNotFound) {
+			return badRequest("Invalid upstream router '%s': no such agent", ref)
+		} else if err != nil {
+			return err
+		}
+		if up.UUID == a.UUID {
+			return badRequest("Agent %s cannot be its own upstream router", a.Name)
+		}
+		if up.RouterMode != inventory.RouterInterior {
+			return badRequest("Invalid upstream router '%s': agent %s has routerMode %s, and only interior routers accept connections", ref, up.Name, up.RouterMode)
+		}
+		if slices.Contains(ups, up.UUID) {
+			return badRequest("Upstream router '%s' is listed twice", ref)
+		}
+		ups = append(ups, up.UUID)
+	}
+	a.UpstreamRouters = ups
+	if old != nil && old.RouterMode == inventory.RouterInterior && a.RouterMode != inventory.RouterInterior {
+		// Their routers would keep dialling a router that no longer
+		// listens for them.
+		all, err := tx.ListAgents(ctx)
+		if err != nil {
+			return err
+		}
+		var users []string
+		for _, o := range all {
+			if slices.Contains(o.UpstreamRouters, a.UUID) {
+				users = append(users, o.Name)
+			}
+		}
+		if len(users) > 0 {
+			return inUse("Agent %s must keep routerMode interior: agents %s use it as upstream router", old.Name, strings.Join(users, ", "))
+		}
+	}
+	return nil
+}
+
+func defaultRouterTaken(current string) *Error {
+	return conflict("Agent %s is already the default router; only one agent can be the default router", current)
+}
+
+// inUse is the 409 of a change that something else still depends on.
+func inUse(format string, args ...any) *Error {
+	return apiErr(http.StatusConflict, "ConflictError", format, args...)
+}
+
+// agentWriteError maps the constraint violations that a concurrent request
+// can still cause after checkAgentRefs passed.
+func (s *Server) agentWriteError(c *gin.Context, err error, a inventory.Agent) error {
+	switch {
+	case store.IsConflict(err, store.AgentNameKey):
+		return conflict("Agent with name %s already exists", a.Name)
+	case store.IsConflict(err, store.AgentUUIDKey):
+		return conflict("Agent with uuid %s already exists", a.UUID)
+	case store.IsConflict(err, store.AgentDefaultRouterKey):
+		// Name the winner, read after our transaction rolled back.
+		var cur inventory.Agent
+		if s.inTx(c, func(tx *store.Tx) error {
+			var err error
+			cur, err = tx.DefaultRouter(c.Request.Context())
+			return err
+		}) == nil {
+			return defaultRouterTaken(cur.Name)
+		}
+		return conflict("Another agent is already the default router; only one agent can be the default router")
+	case store.IsConflict(err, store.ForeignKey):
+		return inUse("Agent %s changed or is referenced by a concurrent request; retry", a.Name)
+	case errors.Is(err, store.ErrNotFound):
+		// Deleted by a concurrent request.
+		return notFound("Agent %s not found", a.Name)
+	}
+	return err
+}
+
+func (s *Server) deleteAgent(c *gin.Context) {
+	ref := c.Param("agent")
+	ctx := c.Request.Context()
+	var a inventory.Agent
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		if a, err = findAgent(ctx, tx, ref); err != nil {
+			return err
+		}
+		refs, err := tx.AgentReferences(ctx, a)
+		if err != nil {
+			return err
+		}
+		if len(refs) > 0 {
+			return inUse("Agent %s cannot be deleted: %s", a.Name, strings.Join(refs, "; "))
+		}
+		return tx.DeleteAgent(ctx, a.UUID)
+	})
+	if store.IsConflict(err, store.ForeignKey) {
+		// Something started referring to it after AgentReferences looked.
+		err = inUse("Agent %s cannot be deleted: it is still referenced", a.Name)
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// The workers drop what they placed for it.
+	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) getAgentRouter(c *gin.Context) {
+	ref := c.Param("agent")
+	ctx := c.Request.Context()
+	var cfg []byte
+	err := s.inTx(c, func(tx *store.Tx) error {
+		a, err := findAgent(ctx, tx, ref)
+		if err != nil {
+			return err
+		}
+		cfg, err = routerConfig(ctx, tx, a, ref)
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
+}
+
+// routerConfig returns a's stored router document as is; ref names the
+// agent in the 404.
+func routerConfig(ctx context.Context, tx *store.Tx, a inventory.Agent, ref string) ([]byte, error) {
+	if !a.HasRouter() {
+		return nil, notFound("Agent %s has no router (routerMode none)", ref)
+	}
+	cfg, err := tx.RouterConfig(ctx, a.UUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("Agent %s has no router config", ref)
+	}
+	return cfg, err
+}
+
+// rotateAgentToken gives the agent a new credential; the old one stops
+// working when this commits.
+func (s *Server) rotateAgentToken(c *gin.Context) {
+	ref := c.Param("agent")
+	ctx := c.Request.Context()
+	token, hash, err := newAgentToken()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	var a inventory.Agent
+	err = s.inTx(c, func(tx *store.Tx) error {
+		if a, err = findAgent(ctx, tx, ref); err != nil {
+			return err
+		}
+		return tx.SetAgentTokenHash(ctx, a.UUID, hash)
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"uuid": a.UUID, "name": a.Name, "token": token})
+}
+
+// newAgentToken returns a credential (32 random bytes, hex) and the hash
+// that is stored.
+func newAgentToken() (token, hash string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", fmt.Errorf("generate agent token: %w", err)
+	}
+	token = hex.EncodeToString(b)
+	return token, hashToken(token), nil
+}
+
+// hashToken is what the store keeps of a credential: SHA-256, hex.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// reconcileCtx detaches the reconcile trigger from the request: the change
+// is committed, and a client that hangs up must not cancel its reconcile.
+func reconcileCtx(c *gin.Context) context.Context {
+	return context.WithoutCancel(c.Request.Context())
+}
+
+// ---- decoding ----
+
+// agentInput is an agent as a client sent it: nil fields were absent.
+// UpstreamRouters are names or uuids until checkAgentRefs resolves them.
+type agentInput struct {
+	UUID            *string
+	Name            *string
+	Host            *string
+	RouterMode      *string
+	Tags            *[]string
+	UpstreamRouters *[]string
+	DefaultRouter   *bool
+}
+
+// apply returns base with the present fields replaced; slices are copied.
+func (in agentInput) apply(base inventory.Agent) inventory.Agent {
+	a := base
+	a.Tags = append([]string{}, base.Tags...)
+	a.UpstreamRouters = append([]string{}, base.UpstreamRouters...)
+	if in.Name != nil {
+		a.Name = *in.Name
+	}
+	if in.Host != nil {
+		a.Host = *in.Host
+	}
+	if in.RouterMode != nil {
+		a.RouterMode = *in.RouterMode
+	}
+	if in.Tags != nil {
+		a.Tags = append([]string{}, (*in.Tags)...)
+	}
+	if in.UpstreamRouters != nil {
+		a.UpstreamRouters = append([]string{}, (*in.UpstreamRouters)...)
+	}
+	if in.DefaultRouter != nil {
+		a.DefaultRouter = *in.DefaultRouter
+	}
+	return a
+}
+
+// decodeAgentJSON reads the fields of an agent; other keys (createdAt,
+// anything unknown) are ignored.
+func decodeAgentJSON(body []byte) (agentInput, error) {
+	obj, err := jsonObject(body)
+	if err != nil {
+		return agentInput{}, err
+	}
+	var in agentInput
+	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+		return agentInput{}, err
+	}
+	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+		return agentInput{}, err
+	}
+	if in.Host, err = jsonField[string](obj, "host", "string"); err != nil {
+		return agentInput{}, err
+	}
+	if in.RouterMode, err = jsonField[string](obj, "routerMode", "string"); err != nil {
+		return agentInput{}, err
+	}
+	if in.Tags, err = jsonField[[]string](obj, "tags", "array of strings"); err != nil {
+		return agentInput{}, err
+	}
+	if in.UpstreamRouters, err = jsonField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
+		return agentInput{}, err
+	}
+	if in.DefaultRouter, err = jsonField[bool](obj, "defaultRouter", "boolean"); err != nil {
+		return agentInput{}, err
+	}
+	return in, nil
+}
+
+// jsonObject decodes a body that must be one JSON object, keeping values
+// raw so that each field is type-checked with its own message.
+func jsonObject(body []byte) (map[string]json.RawMessage, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, badRequest("Invalid JSON: empty body")
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, badRequest("Invalid JSON: %s", err.Error())
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, badRequest("Field 'instance' is not of a type(s) object")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, badRequest("Invalid JSON: %s", err.Error())
+	}
+	return obj, nil
+}
+
+// jsonField decodes obj[key]: absent is nil, and null or another JSON type
+// is a type error (null does not mean "unset" here).
+func jsonField[T any](obj map[string]json.RawMessage, key, typ string) (*T, error) {
+	raw, ok := obj[key]
+	if !ok {
+		return nil, nil
+	}
+	var v T
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &v) != nil {
+		return nil, badRequest("Field '%s' is not of a type(s) %s", key, typ)
+	}
+	return &v, nil
+}
+
+// Agent YAML kinds: AgentConfig is what iofogctl/potctl write for an
+// agent's configuration; both carry the same fields here.
+var agentKinds = []string{"Agent", "AgentConfig"}
+
+// decodeAgentYAML reads one kind: Agent or AgentConfig document. The
+// document is the whole desired agent, so absent metadata.tags and
+// spec.upstreamRouters are empty lists (never nil). Like
+// service.DecodeYAML it reads the node tree, never expanding aliases, and
+// rejects alias-heavy, deep, duplicated-key and merge-key documents.
+func decodeAgentYAML(body []byte) (in agentInput, err error) {
+	// yaml.v3 is a large parser fed untrusted input: a panic in it must be
+	// a 400, not a dropped request.
+	defer func() {
+		if r := recover(); r != nil {
+			in, err = agentInput{}, badRequest("Error parsing YAML: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return agentInput{}, badRequest("Invalid YAML format: missing kind field")
+		}
+		return agentInput{}, yamlError(err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return agentInput{}, yamlError(err)
+	default:
+		return agentInput{}, badRequest("Error parsing YAML: expected a single document in the stream, but found more")
+	}
+	aliases := 0
+	if err := checkYAMLTree(&doc, 0, &aliases); err != nil {
+		return agentInput{}, err
+	}
+	var root *yaml.Node
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = yamlDeref(doc.Content[0])
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
+	}
+	if err := yamlNoMerge(root); err != nil {
+		return agentInput{}, err
+	}
+	kind := yamlValue(root, "kind")
+	if yamlNull(kind) || (kind.Kind == yaml.ScalarNode && kind.Value == "") {
+		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
+	}
+	if kind.Kind != yaml.ScalarNode || kind.ShortTag() != "!!str" || !slices.Contains(agentKinds, kind.Value) {
+		v := kind.Value
+		if kind.Kind != yaml.ScalarNode {
+			v = "(not a scalar)"
+		}
+		return agentInput{}, badRequest("Invalid kind %s", v)
+	}
+	metadata := yamlValue(root, "metadata")
+	if yamlNull(metadata) {
+		return agentInput{}, badRequest("Invalid YAML format: missing metadata")
+	}
+	if metadata.Kind != yaml.MappingNode {
+		return agentInput{}, badRequest("Invalid YAML format: metadata must be a mapping")
+	}
+	// An absent spec is an agent with every default (an edge router).
+	spec := yamlValue(root, "spec")
+	if yamlNull(spec) {
+		spec = &yaml.Node{Kind: yaml.MappingNode}
+	}
+	if spec.Kind != yaml.MappingNode {
+		return agentInput{}, badRequest("Invalid YAML format: spec must be a mapping")
+	}
+	for _, m := range []*yaml.Node{metadata, spec} {
+		if err := yamlNoMerge(m); err != nil {
+			return agentInput{}, err
+		}
+	}
+	if in.Name, err = yamlStr(yamlValue(metadata, "name"), "name"); err != nil {
+		return agentInput{}, err
+	}
+	if in.Name == nil {
+		return agentInput{}, badRequest("Required field 'name' is missing")
+	}
+	if in.Tags, err = yamlStrList(yamlValue(metadata, "tags"), "tags"); err != nil {
+		return agentInput{}, err
+	}
+	if in.Host, err = yamlStr(yamlValue(spec, "host"), "host"); err != nil {
+		return agentInput{}, err
+	}
+	if in.RouterMode, err = yamlStr(yamlValue(spec, "routerMode"), "routerMode"); err != nil {
+		return agentInput{}, err
+	}
+	if in.UpstreamRouters, err = yamlStrList(yamlValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
+		return agentInput{}, err
+	}
+	if n := yamlValue(spec, "defaultRouter"); n != nil {
+		var b bool
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+			return agentInput{}, badRequest("Field 'defaultRouter' is not of a type(s) boolean")
+		}
+		in.DefaultRouter = &b
+	}
+	return in, nil
+}
+
+func yamlError(err error) error {
+	return badRequest("Error parsing YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// checkYAMLTree walks the tree without following aliases, enforcing the
+// same depth and alias budgets as service.DecodeYAML and rejecting
+// duplicated keys (keeping one of them silently would be a guess).
+func checkYAMLTree(n *yaml.Node, depth int, aliases *int) error {
+	if depth > service.MaxYAMLDepth {
+		return badRequest("Error parsing YAML: nesting deeper than %d levels", service.MaxYAMLDepth)
+	}
+	if n.Kind == yaml.AliasNode {
+		*aliases++
+		if *aliases > service.MaxYAMLAliases {
+			return badRequest("Error parsing YAML: more than %d aliases", service.MaxYAMLAliases)
+		}
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := yamlDeref(n.Content[i])
+			if key == nil || key.Kind != yaml.ScalarNode {
+				continue
+			}
+			if seen[key.Value] {
+				return badRequest("Error parsing YAML: line %d: duplicated mapping key '%s'", n.Content[i].Line, key.Value)
+			}
+			seen[key.Value] = true
+		}
+	}
+	for _, c := range n.Content {
+		if err := checkYAMLTree(c, depth+1, aliases); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlNoMerge rejects `<<`: nodes do not apply merges, so merged fields
+// would silently go missing.
+func yamlNoMerge(m *yaml.Node) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if key := yamlDeref(m.Content[i]); key != nil && key.ShortTag() == "!!merge" {
+			return badRequest("Error parsing YAML: line %d: merge keys ('<<') are not supported", key.Line)
+		}
+	}
+	return nil
+}
+
+// yamlDeref follows an alias; an anchored node is never an alias itself,
+// so one step suffices and the bound is defensive.
+func yamlDeref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// yamlValue returns the value of key in mapping m, or nil when absent.
+func yamlValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := yamlDeref(m.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+			return yamlDeref(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func yamlNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+// yamlStr returns a string scalar; an unquoted 123 or true is not one.
+func yamlStr(n *yaml.Node, field string) (*string, error) {
+	if n == nil {
+		return nil, nil
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		return nil, badRequest("Field '%s' is not of a type(s) string", field)
+	}
+	s := n.Value
+	return &s, nil
+}
+
+// yamlStrList returns a list of strings; absent is an empty list.
+func yamlStrList(n *yaml.Node, field string) (*[]string, error) {
+	if n == nil {
+		return &[]string{}, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, badRequest("Field '%s' is not of a type(s) array", field)
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		s, err := yamlStr(yamlDeref(c), fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *s)
+	}
+	return &out, nil
+}

@@ -1,0 +1,184 @@
+// Package api is svcbridge's REST API (gin): the inventory, Services, and
+// the pull API agents use. Handlers validate fully before writing, write in
+// one transaction, then ask the Reconciler to converge the routers.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+// MaxBody bounds every request body (JSON and multipart alike).
+const MaxBody = 1 << 20
+
+// Reconciler starts the durable work after a change is committed. An error
+// here does not undo the change: the worker's resync picks it up.
+type Reconciler interface {
+	ServiceChanged(ctx context.Context, name string) error
+	AgentsChanged(ctx context.Context, uuids ...string) error
+}
+
+// Options configure the API.
+type Options struct {
+	Store        *store.Store
+	Reconciler   Reconciler
+	ControlPlane string
+	BridgePorts  store.PortRange
+	// BridgePortsRaw is the range as configured, for error messages.
+	BridgePortsRaw string
+	Tags           service.TagRule
+	Logger         *slog.Logger
+	// Ready reports whether the dependencies answer, for /readyz.
+	Ready func(context.Context) error
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	Options
+}
+
+// New returns the API's http.Handler.
+func New(o Options) http.Handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{Options: o}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery(), s.timestamp)
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", s.readyz)
+
+	v3 := r.Group("/api/v3")
+	s.agentRoutes(v3)
+	s.microserviceRoutes(v3)
+	s.agentPullRoutes(v3)
+	s.serviceRoutes(v3)
+	r.NoRoute(func(c *gin.Context) {
+		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
+	})
+	return r
+}
+
+// timestamp sets X-Timestamp (ms) on every response, as ioFog clients expect.
+func (s *Server) timestamp(c *gin.Context) {
+	c.Header("X-Timestamp", strconv.FormatInt(time.Now().UnixMilli(), 10))
+	c.Next()
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
+	defer cancel()
+	err := s.Store.Ping(ctx)
+	if err == nil && s.Ready != nil {
+		err = s.Ready(ctx)
+	}
+	if err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}
+
+// Error is an API error in the ioFog envelope {"name", "message"}.
+type Error struct {
+	Status  int    `json:"-"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func apiErr(status int, name, format string, args ...any) *Error {
+	return &Error{Status: status, Name: name, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error {
+	return apiErr(http.StatusBadRequest, "ValidationError", format, args...)
+}
+
+func notFound(format string, args ...any) *Error {
+	return apiErr(http.StatusNotFound, "NotFoundError", format, args...)
+}
+
+func conflict(format string, args ...any) *Error {
+	return apiErr(http.StatusConflict, "DuplicatePropertyError", format, args...)
+}
+
+// fail answers with err: an *Error as it is, a validation error as 400,
+// anything else as a 500 that does not leak internals.
+func fail(c *gin.Context, err error) {
+	var e *Error
+	var ve *service.ValidationError
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &ve):
+		e = badRequest("%s", ve.Message)
+	default:
+		slog.Default().ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+		e = apiErr(http.StatusInternalServerError, "InternalError", "internal error; see the server log")
+	}
+	c.AbortWithStatusJSON(e.Status, e)
+}
+
+// readBody reads a request body of the given media type, at most MaxBody
+// bytes.
+func readBody(c *gin.Context, mediaType string) ([]byte, error) {
+	ct, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || ct != mediaType {
+		return nil, badRequest("Content-Type must be %s", mediaType)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+	}
+	return body, err
+}
+
+// readUpload reads the one file of a multipart/form-data upload in field.
+func readUpload(c *gin.Context, field string) ([]byte, error) {
+	ct, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || ct != "multipart/form-data" {
+		return nil, badRequest("Content-Type must be multipart/form-data with the document in field '%s'", field)
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+		}
+		return nil, badRequest("Invalid multipart form: %v", err)
+	}
+	f, _, err := c.Request.FormFile(field)
+	if err != nil {
+		return nil, badRequest("Missing file in multipart field '%s'", field)
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// inTx runs fn in a store transaction.
+func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
+	return s.Store.InTx(c.Request.Context(), fn)
+}
+
+// afterCommit runs the reconcile trigger; a failure is logged, not
+// returned: the change is stored and the worker's resync will converge it.
+func (s *Server) afterCommit(c *gin.Context, what string, err error) {
+	if err != nil {
+		s.Logger.WarnContext(c.Request.Context(), "could not start reconcile; the worker's resync will", "what", what, "error", err)
+	}
+}

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"svcbridge/inventory"
+	"svcbridge/store"
+)
+
+func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
+	g.GET("/microservices", s.listMicroservices)
+	g.POST("/microservices", s.createMicroservice)
+	g.GET("/microservices/:uuid", s.getMicroservice)
+	g.PATCH("/microservices/:uuid", s.patchMicroservice)
+	g.DELETE("/microservices/:uuid", s.deleteMicroservice)
+}
+
+func (s *Server) listMicroservices(c *gin.Context) {
+	var ms []inventory.Microservice
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		ms, err = tx.ListMicroservices(c.Request.Context())
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if ms == nil {
+		ms = []inventory.Microservice{}
+	}
+	c.JSON(http.StatusOK, ms)
+}
+
+// findMicroservice is tx.GetMicroservice with the API's 404.
+func findMicroservice(ctx context.Context, tx *store.Tx, id string) (inventory.Microservice, error) {
+	m, err := tx.GetMicroservice(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return m, notFound("Microservice %s not found", id)
+	}
+	return m, err
+}
+
+func (s *Server) getMicroservice(c *gin.Context) {
+	var m inventory.Microservice
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		m, err = findMicroservice(c.Request.Context(), tx, c.Param("uuid"))
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, m)
+}
+
+// msInput is a microservice as a client sent it: nil fields were absent.
+// Agent is a name or a uuid.
+type msInput struct {
+	UUID            *string
+	Application     *string
+	Name            *string
+	Agent           *string
+	HostNetworkMode *bool
+}
+
+func decodeMicroserviceJSON(body []byte) (msInput, error) {
+	obj, err := jsonObject(body)
+	if err != nil {
+		return msInput{}, err
+	}
+	var in msInput
+	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+		return msInput{}, err
+	}
+	if in.Application, err = jsonField[string](obj, "application", "string"); err != nil {
+		return msInput{}, err
+	}
+	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+		return msInput{}, err
+	}
+	if in.Agent, err = jsonField[string](obj, "agent", "string"); err != nil {
+		return msInput{}, err
+	}
+	if in.HostNetworkMode, err = jsonField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
+		return msInput{}, err
+	}
+	return in, nil
+}
+
+// apply returns base with the present fields replaced; Agent is left to
+// resolveMicroserviceAgent.
+func (in msInput) apply(base inventory.Microservice) inventory.Microservice {
+	m := base
+	if in.Application != nil {
+		m.Application = *in.Application
+	}
+	if in.Name != nil {
+		m.Name = *in.Name
+	}
+	if in.HostNetworkMode != nil {
+		m.HostNetworkMode = *in.HostNetworkMode
+	}
+	return m
+}
+
+// checkMicroservice resolves the agent reference (in place, to a uuid) and
+// checks that (application, name) is free, in the transaction that writes.
+func checkMicroservice(ctx context.Context, tx *store.Tx, m *inventory.Microservice, agentRef *string) error {
+	if agentRef != nil {
+		a, err := tx.GetAgent(ctx, *agentRef)
+		if errors.Is(err, store.ErrNotFound) {
+			return badRequest("Invalid agent '%s'", *agentRef)
+		} else if err != nil {
+			return err
+		}
+		m.AgentUUID = a.UUID
+	}
+	other, err := tx.FindMicroservice(ctx, m.Application+"/"+m.Name)
+	switch {
+	case err == nil && other.UUID != m.UUID:
+		return microserviceNameTaken(*m)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	return nil
+}
+
+func microserviceNameTaken(m inventory.Microservice) *Error {
+	return conflict("Microservice with name %s already exists in application %s", m.Name, m.Application)
+}
+
+// msWriteError maps the constraint violations a concurrent request can
+// still cause after checkMicroservice passed.
+func msWriteError(err error, m inventory.Microservice) error {
+	switch {
+	case store.IsConflict(err, store.MicroserviceNameKey):
+		return microserviceNameTaken(m)
+	case store.IsConflict(err, store.MicroserviceUUIDKey):
+		return conflict("Microservice with uuid %s already exists", m.UUID)
+	case store.IsConflict(err, store.ForeignKey):
+		// The agent was deleted meanwhile, or a service started using
+		// the microservice.
+		return inUse("Microservice %s/%s: a referenced agent or service changed concurrently; retry", m.Application, m.Name)
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("Microservice %s not found", m.UUID)
+	}
+	return err
+}
+
+func (s *Server) createMicroservice(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	in, err := decodeMicroserviceJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	m := in.apply(inventory.Microservice{})
+	if in.UUID != nil {
+		m.UUID = *in.UUID
+		if m.UUID == "" {
+			fail(c, badRequest("Invalid format for field 'uuid': empty"))
+			return
+		}
+	} else {
+		m.UUID = uuid.NewString()
+	}
+	if err := inventory.ValidateMicroservice(m); err != nil {
+		fail(c, badRequest("%s", err.Error()))
+		return
+	}
+	if in.Agent == nil {
+		fail(c, badRequest("Required field 'agent' is missing"))
+		return
+	}
+	ctx := c.Request.Context()
+	var out inventory.Microservice
+	err = s.inTx(c, func(tx *store.Tx) error {
+		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
+			return err
+		}
+		if _, err := tx.GetMicroservice(ctx, m.UUID); err == nil {
+			return conflict("Microservice with uuid %s already exists", m.UUID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := tx.CreateMicroservice(ctx, &m); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.GetMicroservice(ctx, m.UUID)
+		return err
+	})
+	if err != nil {
+		fail(c, msWriteError(err, m))
+		return
+	}
+	// Nothing refers to a new microservice yet, so nothing to reconcile.
+	c.JSON(http.StatusCreated, out)
+}
+
+func (s *Server) patchMicroservice(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	in, err := decodeMicroserviceJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	id := c.Param("uuid")
+	ctx := c.Request.Context()
+	var old, m, out inventory.Microservice
+	var services []string
+	err = s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		if old, err = findMicroservice(ctx, tx, id); err != nil {
+			return err
+		}
+		if in.UUID != nil && *in.UUID != old.UUID {
+			return badRequest("Field 'uuid' cannot be changed")
+		}
+		m = in.apply(old)
+		if err := inventory.ValidateMicroservice(m); err != nil {
+			return badRequest("%s", err.Error())
+		}
+		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
+			return err
+		}
+		if err := tx.UpdateMicroservice(ctx, &m); err != nil {
+			return err
+		}
+		if services, err = tx.ServicesOfMicroservice(ctx, m.UUID); err != nil {
+			return err
+		}
+		out, err = tx.GetMicroservice(ctx, m.UUID)
+		return err
+	})
+	if err != nil {
+		fail(c, msWriteError(err, m))
+		return
+	}
+	// The agent decides which router gets the connectors; host network,
+	// application and name decide the connector host ({app}.{name}).
+	if m.AgentUUID != old.AgentUUID || m.HostNetworkMode != old.HostNetworkMode ||
+		m.Application != old.Application || m.Name != old.Name {
+		rctx := reconcileCtx(c)
+		for _, svc := range services {
+			s.afterCommit(c, "service "+svc, s.Reconciler.ServiceChanged(rctx, svc))
+		}
+		agents := []string{old.AgentUUID}
+		if m.AgentUUID != old.AgentUUID {
+			agents = append(agents, m.AgentUUID)
+		}
+		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsChanged(rctx, agents...))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) deleteMicroservice(c *gin.Context) {
+	id := c.Param("uuid")
+	ctx := c.Request.Context()
+	var m inventory.Microservice
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		if m, err = findMicroservice(ctx, tx, id); err != nil {
+			return err
+		}
+		services, err := tx.ServicesOfMicroservice(ctx, m.UUID)
+		if err != nil {
+			return err
+		}
+		if len(services) > 0 {
+			return inUse("Microservice %s/%s cannot be deleted: services %s use it", m.Application, m.Name, strings.Join(services, ", "))
+		}
+		return tx.DeleteMicroservice(ctx, m.UUID)
+	})
+	if err != nil {
+		fail(c, msWriteError(err, m))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

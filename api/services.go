@@ -1,0 +1,367 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+	"svcbridge/workflows"
+)
+
+func (s *Server) serviceRoutes(g *gin.RouterGroup) {
+	g.GET("/services", s.listServices)
+	g.POST("/services", s.createServiceJSON)
+	g.POST("/services/yaml", s.createServiceYAML)
+	g.GET("/services/:name", s.getService)
+	g.PATCH("/services/:name", s.updateServiceJSON)
+	g.PATCH("/services/yaml/:name", s.updateServiceYAML)
+	g.DELETE("/services/:name", s.deleteService)
+	g.POST("/services/:name/reconcile", s.reconcileService)
+}
+
+// serviceView is a Service as the API shows it.
+type serviceView struct {
+	service.Service
+	WorkflowID string `json:"workflowId"`
+}
+
+func view(svc service.Service) serviceView {
+	return serviceView{Service: svc, WorkflowID: workflows.ServiceWorkflowID(svc.Name)}
+}
+
+func serviceNotFound(name string) *Error {
+	return notFound("Service with name %s not found", name)
+}
+
+func (s *Server) listServices(c *gin.Context) {
+	var svcs []service.Service
+	err := s.inTx(c, func(tx *store.Tx) (err error) {
+		svcs, err = tx.ListServices(c.Request.Context())
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]serviceView, len(svcs))
+	for i, svc := range svcs {
+		out[i] = view(svc)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getService(c *gin.Context) {
+	name := c.Param("name")
+	var svc service.Service
+	err := s.inTx(c, func(tx *store.Tx) (err error) {
+		svc, err = tx.GetService(c.Request.Context(), name)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		err = serviceNotFound(name)
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, view(svc))
+}
+
+func (s *Server) createServiceJSON(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := service.DecodeJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.createService(c, p)
+}
+
+func (s *Server) createServiceYAML(c *gin.Context) {
+	body, err := readUpload(c, "service")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := service.DecodeYAML(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.createService(c, p)
+}
+
+// createService validates fully, then allocates the bridge port and
+// inserts the row in one transaction, then starts the service's workflow.
+func (s *Server) createService(c *gin.Context, p service.Patch) {
+	ctx := c.Request.Context()
+	if err := p.RequireCreate(); err != nil {
+		fail(c, err)
+		return
+	}
+	spec := p.Apply(service.Spec{Tags: []string{}})
+	if spec.DefaultBridge == "" {
+		spec.DefaultBridge = service.DefaultBridge
+	}
+	if err := service.Validate(spec, s.ControlPlane); err != nil {
+		fail(c, err)
+		return
+	}
+	svc := service.Service{Spec: spec}
+	err := s.inTx(c, func(tx *store.Tx) error {
+		if _, err := tx.GetService(ctx, spec.Name); err == nil {
+			return conflict("Service with name %s already exists", spec.Name)
+		}
+		placement, err := s.resolve(ctx, tx, &svc.Spec)
+		if err != nil {
+			return err
+		}
+		port, err := tx.AllocateBridgePort(ctx, s.BridgePorts)
+		if errors.Is(err, store.ErrNoBridgePort) {
+			return apiErr(http.StatusConflict, "ConflictError", "No bridge port available in range for %s", s.BridgePortsRaw)
+		}
+		if err != nil {
+			return err
+		}
+		svc.BridgePort = port
+		s.applyControlPlane(&svc, placement)
+		return tx.InsertService(ctx, &svc)
+	})
+	if store.IsConflict(err, store.ServiceNameKey) {
+		err = conflict("Service with name %s already exists", spec.Name)
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(ctx, svc.Name))
+	c.JSON(http.StatusCreated, view(svc))
+}
+
+// applyControlPlane sets what the remote control plane assigns: the
+// service port is the bridge port and the endpoint is the hub's host.
+func (s *Server) applyControlPlane(svc *service.Service, p service.Placement) {
+	if s.ControlPlane == service.ControlPlaneKubernetes {
+		return
+	}
+	port := svc.BridgePort
+	svc.ServicePort = &port
+	svc.K8sType = nil
+	svc.ServiceEndpoint = p.Endpoint
+}
+
+func (s *Server) updateServiceJSON(c *gin.Context) {
+	body, err := readBody(c, "application/json")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := service.DecodeJSON(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// JSON PATCH is partial: absent fields keep their stored values.
+	s.updateService(c, p, func(old service.Spec) service.Spec { return p.Apply(old) })
+}
+
+func (s *Server) updateServiceYAML(c *gin.Context) {
+	name := c.Param("name")
+	body, err := readUpload(c, "service")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := service.DecodeYAML(body)
+	if err == nil {
+		err = service.CheckYAMLName(p, name)
+	}
+	if err == nil {
+		err = p.RequireCreate()
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// The YAML is the whole desired document: absent fields are absent.
+	s.updateService(c, p, func(service.Spec) service.Spec { return p.Apply(service.Spec{Tags: []string{}}) })
+}
+
+// updateService applies desired to the stored spec, validates, resolves and
+// writes in one transaction, then signals the workflow. 204 as the
+// reference: clients re-read the service to follow provisioning.
+func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(service.Spec) service.Spec) {
+	ctx := c.Request.Context()
+	name := c.Param("name")
+	err := s.inTx(c, func(tx *store.Tx) error {
+		old, err := tx.GetService(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return serviceNotFound(name)
+		}
+		if err != nil {
+			return err
+		}
+		spec := desired(old.Spec)
+		if spec.DefaultBridge == "" {
+			spec.DefaultBridge = service.DefaultBridge
+		}
+		// A client may name the bridge agent the service stores by uuid.
+		if spec.DefaultBridge != service.DefaultBridge && spec.DefaultBridge != old.DefaultBridge {
+			if a, err := tx.GetAgent(ctx, spec.DefaultBridge); err == nil && a.UUID == old.DefaultBridge {
+				spec.DefaultBridge = a.UUID
+			}
+		}
+		if err := service.Validate(spec, s.ControlPlane); err != nil {
+			return err
+		}
+		if err := service.ValidateUpdate(old.Spec, spec); err != nil {
+			return err
+		}
+		placement, err := s.resolve(ctx, tx, &spec)
+		if err != nil {
+			return err
+		}
+		svc := old
+		svc.Spec = spec
+		s.applyControlPlane(&svc, placement)
+		return tx.UpdateService(ctx, &svc)
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) deleteService(c *gin.Context) {
+	ctx := c.Request.Context()
+	name := c.Param("name")
+	err := s.inTx(c, func(tx *store.Tx) error { return tx.DeleteService(ctx, name) })
+	if errors.Is(err, store.ErrNotFound) {
+		err = serviceNotFound(name)
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// The row is gone and its port free; the workflow removes its objects
+	// from every router it recorded them on.
+	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
+	c.Status(http.StatusNoContent)
+}
+
+// reconcileService asks for a reconcile now. Unlike the triggers after a
+// write, a failure to reach Temporal is the answer here.
+func (s *Server) reconcileService(c *gin.Context) {
+	ctx := c.Request.Context()
+	name := c.Param("name")
+	err := s.inTx(c, func(tx *store.Tx) error {
+		_, err := tx.GetService(ctx, name)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		err = serviceNotFound(name)
+	}
+	if err == nil {
+		if rerr := s.Reconciler.ServiceChanged(ctx, name); rerr != nil {
+			err = apiErr(http.StatusServiceUnavailable, "UnavailableError", "Could not reach Temporal to start the reconcile: %v", rerr)
+		}
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": workflows.ServiceWorkflowID(name)})
+}
+
+// resolve checks a spec against the inventory at request time and rewrites
+// resource and defaultBridge to the uuids they are stored as. It returns
+// where the service's objects will go.
+func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) (service.Placement, error) {
+	in := service.PlacementInput{ControlPlane: s.ControlPlane}
+	switch spec.Type {
+	case service.TypeMicroservice:
+		ms, err := tx.FindMicroservice(ctx, spec.Resource)
+		if errors.Is(err, store.ErrNotFound) {
+			kind := "UUID"
+			if strings.Contains(spec.Resource, "/") {
+				kind = "NAME"
+			}
+			return service.Placement{}, badRequest("Invalid microservice %s '%s'", kind, spec.Resource)
+		}
+		if err != nil {
+			return service.Placement{}, err
+		}
+		spec.Resource = ms.UUID
+		agent, err := tx.AgentByUUID(ctx, ms.AgentUUID)
+		if err != nil {
+			return service.Placement{}, err
+		}
+		in.Backend = &agent
+	case service.TypeAgent:
+		agent, err := tx.GetAgent(ctx, spec.Resource)
+		if errors.Is(err, store.ErrNotFound) {
+			return service.Placement{}, badRequest("Invalid ioFog UUID '%s'", spec.Resource)
+		}
+		if err != nil {
+			return service.Placement{}, err
+		}
+		spec.Resource = agent.UUID
+		in.Backend = &agent
+	}
+	if in.Backend != nil && !in.Backend.HasRouter() {
+		return service.Placement{}, badRequest("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", in.Backend.Name)
+	}
+	if spec.DefaultBridge != service.DefaultBridge {
+		bridge, err := s.resolveBridge(ctx, tx, spec.DefaultBridge, in.Backend)
+		if err != nil {
+			return service.Placement{}, err
+		}
+		spec.DefaultBridge = bridge.UUID
+		in.Bridge = &bridge
+	}
+	hub, err := tx.DefaultRouter(ctx)
+	if err == nil {
+		in.DefaultRouter = &hub
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return service.Placement{}, err
+	}
+	in.Service = service.Service{Spec: *spec}
+	p, err := service.Place(in)
+	if err != nil {
+		return p, badRequest("%s", err.Error())
+	}
+	return p, nil
+}
+
+// resolveBridge checks a custom defaultBridge: an interior router the
+// backend agent's router connects to directly (one of its upstreamRouters).
+func (s *Server) resolveBridge(ctx context.Context, tx *store.Tx, value string, backend *inventory.Agent) (inventory.Agent, error) {
+	bridge, err := tx.GetAgent(ctx, value)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !bridge.HasRouter()) {
+		return bridge, badRequest("Invalid router '%s'", value)
+	}
+	if err != nil {
+		return bridge, err
+	}
+	if backend == nil || !slices.Contains(backend.UpstreamRouters, bridge.UUID) {
+		backendName := ""
+		if backend != nil {
+			backendName = backend.Name
+		}
+		return bridge, badRequest("Invalid router connection, router %s is not connected to %s", value, backendName)
+	}
+	return bridge, nil
+}
