@@ -1,0 +1,129 @@
+package systemtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"svcbridge/devserver"
+	"svcbridge/service"
+	"svcbridge/store"
+	"svcbridge/workflows"
+)
+
+// newDevSystem is what `svcbridge dev` runs: an embedded Temporal server on
+// a WAL SQLite file, the embedded SQLite store, one worker, the API.
+func newDevSystem(b *testing.B) *system {
+	b.Helper()
+	dir := b.TempDir()
+	ts, err := devserver.Start(context.Background(), devserver.Options{DataDir: dir, UIPort: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ts.Stop() })
+	st, err := store.Open(context.Background(), filepath.Join(dir, "svcbridge.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	s := &system{t: b, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	s.temporal = temporalClient(b, ts.FrontendAddress(), ts.Namespace())
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue}
+	s.startWorker()
+	s.serveAPI()
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	return s
+}
+
+// createAndWait creates an external service and returns how long it took
+// to be ready, polling the API every 2 ms.
+func (s *system) createAndWait(name string) (time.Duration, error) {
+	start := time.Now()
+	code, body := s.do("POST", "/api/v3/services", map[string]any{
+		"name": name, "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+	if code != http.StatusCreated {
+		return 0, fmt.Errorf("create %s: %d %s", name, code, body)
+	}
+	for time.Since(start) < time.Minute {
+		if svc, ok := s.getService(name); ok && svc.ProvisioningStatus == service.StatusReady {
+			return time.Since(start), nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("%s not ready within a minute", name)
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	slices.Sort(d)
+	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
+}
+
+// BenchmarkCreateToReady: one service at a time; target p50 < 100 ms.
+func BenchmarkCreateToReady(b *testing.B) {
+	s := newDevSystem(b)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		d, err := s.createAndWait(fmt.Sprintf("seq-%05d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, d)
+	}
+	b.ReportMetric(percentile(lat, 0.50), "p50-ms")
+	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkConcurrentCreates: 500 services by 50 clients until all are
+// ready; target within 10 s.
+func BenchmarkConcurrentCreates(b *testing.B) {
+	const services, clients = 500, 50
+	for range b.N {
+		b.StopTimer()
+		s := newDevSystem(b)
+		b.StartTimer()
+		start := time.Now()
+		var mu sync.Mutex
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		errs := make(chan error, services)
+		next := make(chan int, services)
+		for i := range services {
+			next <- i
+		}
+		close(next)
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					d, err := s.createAndWait(fmt.Sprintf("par-%05d", i))
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		total := time.Since(start)
+		b.ReportMetric(total.Seconds(), "s-all-ready")
+		b.ReportMetric(float64(services)/total.Seconds(), "services/s")
+		b.ReportMetric(percentile(lat, 0.50), "p50-ms")
+		b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+		b.ReportMetric(0, "ns/op")
+	}
+}

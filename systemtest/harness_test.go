@@ -1,0 +1,264 @@
+// Package systemtest drives svcbridge end to end: the real HTTP API, a real
+// store (SQLite and PostgreSQL), a real in-process Temporal server and real
+// workers.
+package systemtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"svcbridge/activities"
+	"svcbridge/api"
+	"svcbridge/service"
+	"svcbridge/store"
+	"svcbridge/store/storetest"
+	"svcbridge/worker"
+	"svcbridge/workflows"
+)
+
+const taskQueue = "svcbridge-test"
+
+// system is one svcbridge installation under test.
+type system struct {
+	t        testing.TB
+	store    *store.Store
+	temporal client.Client
+	wf       workflows.Client
+	url      string
+	plane    string
+	tags     service.TagRule
+	workers  []sdkworker.Worker
+}
+
+type option func(*system)
+
+func kubernetesPlane(s *system) { s.plane = service.ControlPlaneKubernetes }
+
+// newSystem starts a store of dialect, a Temporal server, workers workers
+// and the API.
+func newSystem(t *testing.T, dialect string, workers int, opts ...option) *system {
+	t.Helper()
+	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	for _, o := range opts {
+		o(s)
+	}
+	s.store = storetest.Open(t, dialect)
+	s.connect(temporaltest.NewServer(temporaltest.WithT(t)))
+	for range workers {
+		s.startWorker()
+	}
+	s.serveAPI()
+	return s
+}
+
+// newSystemOn is a system on an existing database and Temporal server,
+// with no worker: the test runs worker processes itself.
+func newSystemOn(t *testing.T, dbURL string, ts *temporaltest.TestServer) *system {
+	t.Helper()
+	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	st, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s.store = st
+	s.connect(ts)
+	s.serveAPI()
+	return s
+}
+
+func (s *system) connect(ts *temporaltest.TestServer) {
+	t := s.t
+	s.temporal = ts.GetDefaultClient()
+	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
+		t.Fatalf("register search attributes: %v", err)
+	}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue}
+}
+
+func (s *system) serveAPI() {
+	t := s.t
+	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, ControlPlane: s.plane,
+		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+}
+
+func (s *system) startWorker() sdkworker.Worker {
+	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf}
+	w := worker.New(s.temporal, taskQueue, acts)
+	if err := w.Start(); err != nil {
+		s.t.Fatalf("start worker: %v", err)
+	}
+	s.t.Cleanup(w.Stop)
+	s.workers = append(s.workers, w)
+	return w
+}
+
+// do sends a JSON request and returns the status and body.
+func (s *system) do(method, path string, body any) (int, []byte) {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// must sends a request that has to answer want, and decodes the answer.
+func (s *system) must(want int, method, path string, body any, into any) {
+	s.t.Helper()
+	code, out := s.do(method, path, body)
+	if code != want {
+		s.t.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, out)
+	}
+	if into != nil {
+		if err := json.Unmarshal(out, into); err != nil {
+			s.t.Fatalf("%s %s: decode %s: %v", method, path, out, err)
+		}
+	}
+}
+
+type agentOut struct {
+	UUID  string `json:"uuid"`
+	Name  string `json:"name"`
+	Token string `json:"token"`
+}
+
+func (s *system) agent(body map[string]any) agentOut {
+	s.t.Helper()
+	var a agentOut
+	s.must(http.StatusCreated, "POST", "/api/v3/agents", body, &a)
+	return a
+}
+
+func (s *system) microservice(body map[string]any) string {
+	s.t.Helper()
+	var m struct {
+		UUID string `json:"uuid"`
+	}
+	s.must(http.StatusCreated, "POST", "/api/v3/microservices", body, &m)
+	return m.UUID
+}
+
+type serviceOut struct {
+	service.Service
+	WorkflowID string `json:"workflowId"`
+}
+
+func (s *system) getService(name string) (serviceOut, bool) {
+	s.t.Helper()
+	code, body := s.do("GET", "/api/v3/services/"+name, nil)
+	if code == http.StatusNotFound {
+		return serviceOut{}, false
+	}
+	var out serviceOut
+	if code != http.StatusOK || json.Unmarshal(body, &out) != nil {
+		s.t.Fatalf("GET service %s: %d %s", name, code, body)
+	}
+	return out, true
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func (s *system) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+}
+
+// waitStatus waits until a service's latest generation settled in status.
+func (s *system) waitStatus(name, status string) serviceOut {
+	s.t.Helper()
+	var svc serviceOut
+	s.waitFor("service "+name+" "+status, 30*time.Second, func() (bool, string) {
+		svc, _ = s.getService(name)
+		done := svc.ObservedGeneration == svc.Generation && svc.ProvisioningStatus == status
+		errText := ""
+		if svc.ProvisioningError != nil {
+			errText = *svc.ProvisioningError
+		}
+		return done, fmt.Sprintf("status %s gen %d/%d error %q", svc.ProvisioningStatus, svc.ObservedGeneration, svc.Generation, errText)
+	})
+	return svc
+}
+
+// router returns an agent's router config document.
+func (s *system) router(agent string) map[string]any {
+	s.t.Helper()
+	var doc map[string]any
+	s.must(http.StatusOK, "GET", "/api/v3/agents/"+agent+"/router", nil, &doc)
+	return doc
+}
+
+// bridges returns the tcpListeners and tcpConnectors of an agent's router
+// as raw JSON objects keyed by name.
+func (s *system) bridges(agent string) (listeners, connectors map[string]json.RawMessage) {
+	s.t.Helper()
+	var doc struct {
+		Bridges struct {
+			TCPListeners  map[string]json.RawMessage `json:"tcpListeners"`
+			TCPConnectors map[string]json.RawMessage `json:"tcpConnectors"`
+		} `json:"bridges"`
+	}
+	s.must(http.StatusOK, "GET", "/api/v3/agents/"+agent+"/router", nil, &doc)
+	return doc.Bridges.TCPListeners, doc.Bridges.TCPConnectors
+}
+
+// forDialects runs f against each store dialect as a subtest.
+func forDialects(t *testing.T, f func(t *testing.T, dialect string)) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) { f(t, d) })
+	}
+}
+
+// temporalClient connects to a Temporal frontend for inspection.
+func temporalClient(t testing.TB, hostPort, namespace string) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}

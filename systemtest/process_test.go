@@ -1,0 +1,223 @@
+package systemtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/server/temporaltest"
+
+	"svcbridge/store/storetest"
+	"svcbridge/workflows"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds cmd/svcbridge once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svcbridge-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "svcbridge")
+		out, err := exec.Command("go", "build", "-o", binPath, "svcbridge/cmd/svcbridge").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// proc is a running svcbridge process.
+type proc struct {
+	cmd    *exec.Cmd
+	output *strings.Builder
+	mu     *sync.Mutex
+	done   chan error
+}
+
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &proc{cmd: cmd, output: &strings.Builder{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.output.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+	}()
+	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("output of %v:\n%s", args, p.out())
+		}
+	})
+	return p
+}
+
+func (p *proc) out() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.output.String()
+}
+
+// waitHTTP waits until url answers 200.
+func waitHTTP(t *testing.T, url string, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case err := <-p.done:
+			t.Fatalf("process exited (%v) before %s answered:\n%s", err, url, p.out())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%s did not answer within 90s:\n%s", url, p.out())
+}
+
+// TestDevKeepsDataAcrossRestarts runs the README's command: everything
+// answers, Ctrl-C stops it cleanly, and a restart finds the data.
+func TestDevKeepsDataAcrossRestarts(t *testing.T) {
+	dataDir := t.TempDir()
+	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
+	args := []string{"dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
+		"--temporal-port", fmt.Sprint(temporalPort), "--ui-port", fmt.Sprint(uiPort)}
+	env := []string{"DATABASE_URL="}
+	dev := start(t, env, args...)
+	s := &system{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
+	waitHTTP(t, s.url+"/readyz", dev)
+	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/", uiPort), dev)
+	for _, want := range []string{s.url, fmt.Sprintf("127.0.0.1:%d", temporalPort), fmt.Sprintf("http://127.0.0.1:%d", uiPort)} {
+		if !strings.Contains(dev.out(), want) {
+			t.Errorf("dev did not print %s:\n%s", want, dev.out())
+		}
+	}
+
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
+	s.waitStatus("vendor", "ready")
+
+	dev.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-dev.done:
+		if err != nil {
+			t.Fatalf("dev exited with %v after SIGINT:\n%s", err, dev.out())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("dev did not stop within 60s of SIGINT:\n%s", dev.out())
+	}
+
+	dev2 := start(t, env, args...)
+	waitHTTP(t, s.url+"/readyz", dev2)
+	got := s.waitStatus("vendor", "ready")
+	if got.BridgePort != 10024 {
+		t.Errorf("after restart bridgePort %d, want 10024", got.BridgePort)
+	}
+	if l, _ := s.bridges("hub"); l["vendor-listener"] == nil {
+		t.Errorf("hub listener lost across the restart")
+	}
+	// The workflow history survived too: the restarted server still knows
+	// the first run of the service's workflow.
+	c := temporalClient(t, fmt.Sprintf("127.0.0.1:%d", temporalPort), "default")
+	if _, err := c.DescribeWorkflowExecution(context.Background(), workflows.ServiceWorkflowID("vendor"), ""); err != nil {
+		t.Errorf("workflow of vendor unknown after restart: %v", err)
+	}
+}
+
+// TestKilledWorkerConverges kills a worker process with SIGKILL while it
+// provisions many services; another worker finishes the job and no router
+// entry is missing or stale.
+func TestKilledWorkerConverges(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	dbURL := storetest.NewPostgresDB(t)
+	s := newSystemOn(t, dbURL, ts)
+	newFleet(s)
+	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(),
+		"TEMPORAL_NAMESPACE=" + ts.GetDefaultNamespace(), "TASK_QUEUE=" + taskQueue, "RESYNC_INTERVAL=1s"}
+	w1 := start(t, env, "worker")
+
+	const n = 100
+	for i := range n {
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+			"name": fmt.Sprintf("svc-%03d", i), "type": "external", "resource": "203.0.113.10", "targetPort": 2000 + i}, nil)
+		if i == n/3 {
+			// Some services are done, others in flight: kill without warning.
+			s.waitStatus("svc-000", "ready")
+			w1.cmd.Process.Signal(syscall.SIGKILL)
+			<-w1.done
+		}
+	}
+	// Delete a few that may be half-provisioned, so the new worker must
+	// clean as well as create.
+	for i := 0; i < n; i += 10 {
+		s.must(http.StatusNoContent, "DELETE", fmt.Sprintf("/api/v3/services/svc-%03d", i), nil, nil)
+	}
+	start(t, env, "worker")
+
+	for i := range n {
+		name := fmt.Sprintf("svc-%03d", i)
+		if i%10 == 0 {
+			continue
+		}
+		s.waitStatus(name, "ready")
+	}
+	s.waitFor("the hub to hold exactly the live services", 60*time.Second, func() (bool, string) {
+		listeners, connectors := s.bridges("hub")
+		for i := range n {
+			name := fmt.Sprintf("svc-%03d", i)
+			live := i%10 != 0
+			if (listeners[name+"-listener"] != nil) != live || (connectors[name+"-connector"] != nil) != live {
+				return false, fmt.Sprintf("%s: listener %v connector %v, live %v", name, listeners[name+"-listener"] != nil, connectors[name+"-connector"] != nil, live)
+			}
+		}
+		return len(listeners) == n-n/10 && len(connectors) == n-n/10, fmt.Sprintf("%d listeners, %d connectors", len(listeners), len(connectors))
+	})
+}
