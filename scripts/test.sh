@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs svcbridge's whole test suite on real parts: PostgreSQL (started, or
+# installed with apt when missing), the in-process Temporal server, SQLite.
+# Usage: scripts/test.sh            (everything, as CI runs it)
+#        FUZZTIME=0 scripts/test.sh (skip the bounded fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=local
+FUZZTIME=${FUZZTIME:-15s}
+
+ensure_postgres() {
+  if [ -n "${SVCBRIDGE_TEST_POSTGRES:-}" ]; then return; fi
+  if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then return; fi
+  if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+    echo "== installing PostgreSQL (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  local ver
+  ver=$(ls /etc/postgresql | sort -V | tail -n 1)
+  if [ -z "$(pg_lsclusters -h 2>/dev/null | awk '$2=="main"')" ]; then
+    pg_createcluster "$ver" main >/dev/null
+  fi
+  # Tests connect as postgres over TCP without a password.
+  local hba="/etc/postgresql/$ver/main/pg_hba.conf"
+  if ! grep -qE '^host\s+all\s+all\s+127.0.0.1/32\s+trust' "$hba"; then
+    sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+  fi
+  echo "== starting PostgreSQL $ver"
+  pg_ctlcluster --skip-systemctl-redirect "$ver" main start || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && return; sleep 1; done
+  echo "PostgreSQL did not come up on 127.0.0.1:5432" >&2
+  exit 1
+}
+
+ensure_postgres
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 30m ./...
+
+echo "== go test -race (packages with concurrency)"
+go test -count=1 -race -timeout 30m ./store/... ./api/ ./routerconfig/ ./service/
+
+if [ "$FUZZTIME" != "0" ]; then
+  echo "== fuzzing the request decoders ($FUZZTIME each)"
+  for target in FuzzDecodeJSON FuzzDecodeYAML; do
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./service/
+  done
+fi
