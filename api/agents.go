@@ -163,6 +163,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 	ref := c.Param("agent")
 	ctx := c.Request.Context()
 	var a, out inventory.Agent
+	var dependents []string
 	err = s.inTx(c, func(tx *store.Tx) error {
 		old, err := findAgent(ctx, tx, ref)
 		if err != nil {
@@ -173,14 +174,17 @@ func (s *Server) patchAgent(c *gin.Context) {
 		}
 		// Partial: only the keys present replace stored values.
 		a = in.apply(old)
-		out, err = s.updateAgent(ctx, tx, old, &a)
+		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
+			return err
+		}
+		dependents, err = dependentServices(ctx, tx, old, out)
 		return err
 	})
 	if err != nil {
 		fail(c, s.agentWriteError(c, err, a))
 		return
 	}
-	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), out.UUID))
+	s.agentChanged(c, out.UUID, dependents)
 	c.JSON(http.StatusOK, out)
 }
 
@@ -200,6 +204,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 	ctx := c.Request.Context()
 	var exists bool
 	var a, out inventory.Agent
+	var dependents []string
 	err = s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetAgent(ctx, *in.Name)
 		switch {
@@ -216,7 +221,10 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		// The YAML is the whole desired document: absent fields take
 		// their defaults, not their stored values.
 		a = in.apply(inventory.Agent{UUID: old.UUID, RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
-		out, err = s.updateAgent(ctx, tx, old, &a)
+		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
+			return err
+		}
+		dependents, err = dependentServices(ctx, tx, old, out)
 		return err
 	})
 	if err != nil {
@@ -229,7 +237,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		s.createAgentFrom(c, in)
 		return
 	}
-	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), out.UUID))
+	s.agentChanged(c, out.UUID, dependents)
 	c.JSON(http.StatusOK, out)
 }
 
@@ -246,6 +254,26 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 		return inventory.Agent{}, err
 	}
 	return tx.GetAgent(ctx, a.UUID)
+}
+
+// dependentServices names the services to reconcile after an agent
+// changed from old to a: a change of router mode, host or hub role moves
+// or reshapes their objects (connector host, hub endpoint, placement).
+func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
+	if old.RouterMode == a.RouterMode && old.Host == a.Host && old.DefaultRouter == a.DefaultRouter {
+		return nil, nil
+	}
+	return tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)
+}
+
+// agentChanged starts the reconciles after an agent write: its own router
+// and the services that depend on it.
+func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
+	ctx := reconcileCtx(c)
+	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(ctx, uuid))
+	for _, name := range services {
+		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
+	}
 }
 
 // validateAgent is inventory.ValidateAgent plus the API's own rule: a name

@@ -262,3 +262,17 @@ func (t *Tx) AgentsWithTags(ctx context.Context, tags []string) ([]string, error
 	var uuids []string
 	return uuids, t.sel(ctx, &uuids, query, args...)
 }
+
+// ServicesDependingOn names the services whose placement depends on an
+// agent: backends on it, services bridged through it, and, when it is (or
+// was) the default router, every service whose hub or connector is there.
+func (t *Tx) ServicesDependingOn(ctx context.Context, uuid string, defaultRouter bool) ([]string, error) {
+	var names []string
+	err := t.sel(ctx, &names, `SELECT name FROM services
+		WHERE (type = 'agent' AND resource = ?)
+			OR (type = 'microservice' AND resource IN (SELECT uuid FROM microservices WHERE agent_uuid = ?))
+			OR default_bridge = ?
+			OR (? AND (default_bridge = 'default-router' OR type IN ('k8s', 'external')))
+		ORDER BY name`, uuid, uuid, uuid, defaultRouter)
+	return names, err
+}

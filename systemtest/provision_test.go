@@ -3,6 +3,7 @@ package systemtest
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,18 +172,25 @@ func TestBackendOnRouterlessAgentFailsWithReason(t *testing.T) {
 		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 			"name": "checkout", "type": "microservice", "resource": "orders/checkout", "targetPort": 8080}, nil)
 		s.waitStatus("checkout", "ready")
-		// The backend's agent loses its router: the service fails, saying why.
+		// The backend's agent loses its router: the service fails by itself,
+		// saying why.
 		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "none", "upstreamRouters": []string{}}, nil)
-		s.must(http.StatusAccepted, "POST", "/api/v3/services/checkout/reconcile", nil, nil)
 		svc := s.waitStatus("checkout", "failed")
 		want := "Agent fog-a has routerMode none: a TCP bridge service requires a router on the agent"
 		if svc.ProvisioningError == nil || *svc.ProvisioningError != want {
 			t.Errorf("provisioningError %v, want %q", svc.ProvisioningError, want)
 		}
-		// The router comes back: a reconcile makes it ready again.
-		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "edge"}, nil)
+		// The router comes back as interior: the service is ready again and
+		// the connector now dials 127.0.0.1.
+		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "interior"}, nil)
+		s.waitStatus("checkout", "ready")
+		if _, c := s.bridges("fog-a"); !strings.Contains(string(c["checkout-connector"]), `"host":"127.0.0.1"`) {
+			t.Errorf("connector on fog-a after it became interior: %s", c["checkout-connector"])
+		}
+		// POST .../reconcile reconciles at once; an unknown service is 404.
 		s.must(http.StatusAccepted, "POST", "/api/v3/services/checkout/reconcile", nil, nil)
 		s.waitStatus("checkout", "ready")
+		s.must(http.StatusNotFound, "POST", "/api/v3/services/nope/reconcile", nil, nil)
 		if _, c := s.bridges("fog-a"); c["checkout-connector"] == nil {
 			t.Errorf("connector not rewritten on fog-a after its router came back")
 		}
