@@ -7,11 +7,14 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
 	"svcbridge/inventory"
+	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
 )
@@ -88,6 +91,7 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 			delete(fanout, u)
 		}
 		plan.Sites, plan.Fanout = sortedSet(sites), sortedSet(fanout)
+		metrics.Fanout.Observe(float64(len(plan.Fanout)))
 		return nil
 	})
 	return plan, err
@@ -192,6 +196,7 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
 			if err := tx.WriteRouterConfig(ctx, uuid, plan.Config); err != nil {
 				return err
 			}
+			metrics.RouterWrites.WithLabelValues("agent").Inc()
 		}
 		var want []store.Entry
 		changed := map[store.Entry]bool{}
@@ -209,8 +214,10 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
 // FinishService records the outcome of a reconcile: ready when the
 // connector and the hub listener are in place, else failed with the reason.
 func (a *Activities) FinishService(ctx context.Context, f Finish) error {
-	return a.Store.InTx(ctx, func(tx *store.Tx) error {
-		msg := f.Error
+	var since time.Time
+	var recorded bool
+	msg := f.Error
+	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
 		if msg == "" {
 			missing, err := missingObjects(ctx, tx, f)
 			if err != nil {
@@ -218,13 +225,34 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) error {
 			}
 			msg = missing
 		}
+		svc, err := tx.GetService(ctx, f.Service)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // deleted meanwhile: the next reconcile cleans up
+		}
+		if err != nil {
+			return err
+		}
+		since = svc.UpdatedAt
 		status, reason := service.StatusReady, (*string)(nil)
 		if msg != "" {
 			status, reason = service.StatusFailed, &msg
 		}
-		_, err := tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint)
+		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint)
 		return err
 	})
+	if err != nil || !recorded {
+		return err
+	}
+	log := activity.GetLogger(ctx)
+	if msg != "" {
+		metrics.Reconciles.WithLabelValues(service.StatusFailed).Inc()
+		log.Warn("service reconcile failed", "service", f.Service, "generation", f.Generation, "reason", msg)
+		return nil
+	}
+	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
+	metrics.ReadyLatency.Observe(time.Since(since).Seconds())
+	log.Info("service ready", "service", f.Service, "generation", f.Generation)
+	return nil
 }
 
 // missingObjects checks the recorded entries rather than trusting the plan.

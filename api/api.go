@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
 )
@@ -57,9 +58,10 @@ func New(o Options) http.Handler {
 	s := &Server{Options: o}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery(), s.timestamp)
+	r.Use(gin.Recovery(), s.observe, s.timestamp)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 
 	v3 := r.Group("/api/v3")
 	s.agentRoutes(v3)
@@ -127,7 +129,8 @@ func fail(c *gin.Context, err error) {
 	case errors.As(err, &ve):
 		e = badRequest("%s", ve.Message)
 	default:
-		slog.Default().ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+		slog.Default().ErrorContext(c.Request.Context(), "request failed", "request_id", c.GetString(RequestIDHeader),
+			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
 		e = apiErr(http.StatusInternalServerError, "InternalError", "internal error; see the server log")
 	}
 	c.AbortWithStatusJSON(e.Status, e)
@@ -179,6 +182,6 @@ func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
 // returned: the change is stored and the worker's resync will converge it.
 func (s *Server) afterCommit(c *gin.Context, what string, err error) {
 	if err != nil {
-		s.Logger.WarnContext(c.Request.Context(), "could not start reconcile; the worker's resync will", "what", what, "error", err)
+		s.requestLogger(c).WarnContext(c.Request.Context(), "could not start reconcile; the worker's resync will", "what", what, "error", err)
 	}
 }

@@ -31,6 +31,7 @@ type Config struct {
 	BridgePortsRaw    string
 	TagPrefix         string
 	ResyncInterval    time.Duration
+	MetricsListen     string
 	LogLevel          string
 	LogFormat         string
 }
@@ -54,6 +55,7 @@ var Settings = []Setting{
 	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
 	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
 	{"resync-interval", "RESYNC_INTERVAL", "30s", "worker: how often unsettled services are picked up again (a Go duration)"},
+	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
@@ -111,6 +113,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	if c.ResyncInterval, err = time.ParseDuration(get("resync-interval")); err != nil || c.ResyncInterval <= 0 {
 		return c, bad("resync-interval", "RESYNC_INTERVAL", "must be a positive Go duration such as 30s")
 	}
+	c.MetricsListen = get("metrics-listen")
 	c.LogLevel, c.LogFormat = strings.ToLower(get("log-level")), strings.ToLower(get("log-format"))
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

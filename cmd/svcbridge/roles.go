@@ -19,6 +19,7 @@ import (
 	"svcbridge/api"
 	"svcbridge/config"
 	"svcbridge/devserver"
+	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/worker"
@@ -59,10 +60,12 @@ func runMigrate(ctx context.Context, cfg config.Config) error {
 }
 
 func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
+	handler, _ := metrics.Temporal()
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+		HostPort:       cfg.TemporalAddress,
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+		MetricsHandler: handler,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
@@ -164,6 +167,18 @@ func runWorkerRole(ctx context.Context, cfg config.Config) error {
 	}
 	defer p.close()
 	p.log.Info("svcbridge worker polling", "taskQueue", cfg.TaskQueue, "temporal", cfg.TemporalAddress)
+	if cfg.MetricsListen != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("invalid setting METRICS_LISTEN (--metrics-listen): %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+	}
 	return p.runWorker(ctx)
 }
 

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/metrics"
+)
+
+// RequestIDHeader carries the request ID in and out: a caller's ID is
+// kept, else one is made, so one ID follows a change through the logs.
+const RequestIDHeader = "X-Request-ID"
+
+// observe counts and times every request by route template (not by path,
+// which would explode the label space) and logs it with its request ID.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	id := c.GetHeader(RequestIDHeader)
+	if id == "" || len(id) > 64 {
+		b := make([]byte, 8)
+		rand.Read(b)
+		id = hex.EncodeToString(b)
+	}
+	c.Header(RequestIDHeader, id)
+	c.Set(RequestIDHeader, id)
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	code := c.Writer.Status()
+	metrics.HTTPRequests.WithLabelValues(c.Request.Method, route, strconv.Itoa(code)).Inc()
+	metrics.HTTPDuration.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+	level := slog.LevelInfo
+	if code >= 500 {
+		level = slog.LevelError
+	}
+	if route == "/healthz" || route == "/readyz" || route == "/metrics" {
+		level = slog.LevelDebug
+	}
+	s.Logger.Log(c.Request.Context(), level, "request", "request_id", id, "method", c.Request.Method,
+		"route", route, "status", code, "duration_ms", time.Since(start).Milliseconds())
+}
+
+// requestLogger is the logger of a handler: it carries the request ID.
+func (s *Server) requestLogger(c *gin.Context) *slog.Logger {
+	return s.Logger.With("request_id", c.GetString(RequestIDHeader))
+}
