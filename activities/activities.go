@@ -143,7 +143,7 @@ func sortedSet(m map[string]bool) []string {
 // config from the current services, one transaction per agent.
 func (a *Activities) ReconcileAgents(ctx context.Context, uuids []string) error {
 	for _, u := range uuids {
-		if err := a.reconcileAgent(ctx, u); err != nil {
+		if _, err := a.reconcileAgent(ctx, u); err != nil {
 			return err
 		}
 	}
@@ -153,8 +153,10 @@ func (a *Activities) ReconcileAgents(ctx context.Context, uuids []string) error 
 // reconcileAgent holds the agent's router row lock (the hub lock) while it
 // reads the services and rewrites the config, so concurrent reconciles of
 // one router queue and the last one sees everything committed before it.
-func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
-	return a.Store.InTx(ctx, func(tx *store.Tx) error {
+// It returns what it changed in the document (nil when nothing).
+func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (changes []string, err error) {
+	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
+		changes = nil
 		cfg, err := tx.LockRouterConfig(ctx, uuid)
 		if errors.Is(err, store.ErrNotFound) {
 			// No router (routerMode none) or no agent: nothing to hold.
@@ -197,6 +199,7 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
 				return err
 			}
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
+			changes = describe(plan)
 		}
 		var want []store.Entry
 		changed := map[store.Entry]bool{}
@@ -209,6 +212,24 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) error {
 		}
 		return tx.SetAgentEntries(ctx, uuid, want, changed)
 	})
+	return changes, err
+}
+
+// describe lists a plan's changes: objects written or rewritten, objects
+// removed, or a reformatting of the document alone.
+func describe(plan service.RouterPlan) []string {
+	var out []string
+	for k := range plan.Rewritten {
+		out = append(out, "wrote "+k)
+	}
+	sort.Strings(out)
+	for _, k := range plan.Removed {
+		out = append(out, "removed "+k)
+	}
+	if len(out) == 0 {
+		out = []string{"reformatted the document"}
+	}
+	return out
 }
 
 // FinishService records the outcome of a reconcile: ready when the

@@ -32,6 +32,7 @@ type Config struct {
 	TagPrefix         string
 	ResyncInterval    time.Duration
 	MetricsListen     string
+	DriftInterval     time.Duration
 	LogLevel          string
 	LogFormat         string
 }
@@ -55,6 +56,7 @@ var Settings = []Setting{
 	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
 	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
 	{"resync-interval", "RESYNC_INTERVAL", "30s", "worker: how often unsettled services are picked up again (a Go duration)"},
+	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
@@ -112,6 +114,9 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	}
 	if c.ResyncInterval, err = time.ParseDuration(get("resync-interval")); err != nil || c.ResyncInterval <= 0 {
 		return c, bad("resync-interval", "RESYNC_INTERVAL", "must be a positive Go duration such as 30s")
+	}
+	if c.DriftInterval, err = time.ParseDuration(get("drift-interval")); err != nil || c.DriftInterval < 0 {
+		return c, bad("drift-interval", "DRIFT_INTERVAL", "must be a Go duration such as 10m, or 0 to turn the check off")
 	}
 	c.MetricsListen = get("metrics-listen")
 	c.LogLevel, c.LogFormat = strings.ToLower(get("log-level")), strings.ToLower(get("log-format"))

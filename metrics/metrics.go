@@ -50,6 +50,9 @@ var (
 	RouterWrites = counterVec("router_config_writes_total", "Router config documents rewritten.", "router")
 	// KubeCalls counts Kubernetes API calls by verb, resource and result.
 	KubeCalls = counterVec("kubernetes_api_calls_total", "Kubernetes API calls by verb, resource and result (ok, error).", "verb", "resource", "result")
+	// Repairs counts router configs found changed outside svcbridge and
+	// rewritten by the drift check, by kind of router.
+	Repairs = counterVec("drift_repairs_total", "Router configs found changed outside svcbridge and repaired.", "router")
 	// Fanout is the number of agents one service change signals.
 	Fanout = histogramVec("fanout_agents", "Agents signalled by one service reconcile.",
 		[]float64{1, 10, 100, 500, 1000, 2000, 5000, 10000, 50000}).WithLabelValues()

@@ -31,6 +31,8 @@ type RouterPlan struct {
 	// Rewritten names the objects whose content changed ("listener/x",
 	// "connector/x"), so their written-at time moves.
 	Rewritten map[string]bool
+	// Removed names the objects the plan takes out ("listener/x-listener").
+	Removed []string
 }
 
 // PlanRouter computes an agent's router config from its current document:
@@ -71,6 +73,16 @@ func PlanRouter(current []byte, listeners []ListenerWant, connectors []Connector
 	for _, c := range cs {
 		if old, ok := before.Connector(c.Name); !ok || !sameJSON(old, doc, c.Name, false) {
 			plan.Rewritten["connector/"+c.Address] = true
+		}
+	}
+	for _, name := range before.ListenerNames() {
+		if _, ok := doc.Listener(name); !ok {
+			plan.Removed = append(plan.Removed, "listener/"+name)
+		}
+	}
+	for _, name := range before.ConnectorNames() {
+		if _, ok := doc.Connector(name); !ok {
+			plan.Removed = append(plan.Removed, "connector/"+name)
 		}
 	}
 	sort.Strings(plan.Listeners)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"slices"
 	"testing"
 
 	"svcbridge/inventory"
@@ -59,6 +60,9 @@ func TestPlanRouterRebuildsOwnedEntriesOnly(t *testing.T) {
 	}
 	if !plan.Changed || !plan.Rewritten["listener/checkout"] || !plan.Rewritten["connector/ssh"] {
 		t.Errorf("changed %v rewritten %v, want both objects rewritten", plan.Changed, plan.Rewritten)
+	}
+	if want := []string{"listener/stale-listener", "connector/old-connector"}; !slices.Equal(plan.Removed, want) {
+		t.Errorf("removed %v, want %v", plan.Removed, want)
 	}
 	again, _ := PlanRouter(plan.Config, []ListenerWant{{Service: "checkout", BridgePort: 10024}},
 		[]ConnectorWant{{Service: "ssh", TargetPort: 22, Backend: Backend{Type: TypeAgent, Resource: "a1", RouterMode: inventory.RouterEdge}}}, []string{"ssh"})

@@ -145,6 +145,25 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
 	s.waitStatus("vendor", "ready")
 
+	// Prometheus sees the API, the provisioning and the Temporal SDK.
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`svcbridge_http_requests_total{code="201",method="POST",route="/api/v3/services"} 1`,
+		`svcbridge_service_reconciles_total{outcome="ready"}`,
+		`svcbridge_router_config_writes_total{router="agent"}`,
+		`svcbridge_service_ready_seconds_count 1`,
+		`temporal_workflow_completed`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	dev.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-dev.done:

@@ -25,6 +25,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 	})
 	w.RegisterWorkflowWithOptions(workflows.ServiceWorkflow, workflow.RegisterOptions{Name: workflows.ServiceWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.DriftWorkflow, workflow.RegisterOptions{Name: workflows.DriftWorkflowName})
 	w.RegisterActivity(acts)
 	return w
 }

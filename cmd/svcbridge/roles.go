@@ -114,6 +114,9 @@ func (p parts) runWorker(ctx context.Context) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
+		p.log.Warn("could not set up the drift check schedule", "error", err)
+	}
 	worker.Resync(ctx, p.store, p.workflowsClient(), p.cfg.ResyncInterval, p.cfg.ResyncInterval, p.log)
 	w.Stop()
 	return nil

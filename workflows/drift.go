@@ -1,0 +1,77 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+)
+
+// DriftWorkflowName and DriftScheduleID name the periodic drift check.
+const (
+	DriftWorkflowName = "DriftWorkflow"
+	DriftScheduleID   = "svcbridge-drift-check"
+)
+
+// maxDriftPages bounds one run's history before it continues as new.
+const maxDriftPages = 200
+
+// DriftWorkflow re-reconciles every router, page by page, repairing what
+// was changed outside svcbridge. A Temporal Schedule starts it.
+func DriftWorkflow(ctx workflow.Context, after string) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute, MaximumAttempts: 10},
+	})
+	for page := 0; ; page++ {
+		if page == maxDriftPages {
+			return workflow.NewContinueAsNewError(ctx, DriftWorkflowName, after)
+		}
+		if err := workflow.ExecuteActivity(actx, a.DriftCheck, after).Get(ctx, &after); err != nil {
+			return err
+		}
+		if after == "" {
+			return nil
+		}
+	}
+}
+
+// EnsureDriftSchedule creates the schedule that runs DriftWorkflow every
+// interval, or updates its interval; interval 0 deletes it. Every worker
+// calls it at start: the schedule ID makes that idempotent.
+func EnsureDriftSchedule(ctx context.Context, c client.Client, taskQueue string, interval time.Duration) error {
+	h := c.ScheduleClient().GetHandle(ctx, DriftScheduleID)
+	if interval == 0 {
+		err := h.Delete(ctx)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return err
+	}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      DriftScheduleID,
+		Spec:    spec,
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID: "drift-check", Workflow: DriftWorkflowName, Args: []any{""}, TaskQueue: taskQueue,
+		},
+	})
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return err
+	}
+	return h.Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			in.Description.Schedule.Spec = &spec
+			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+		},
+	})
+}
