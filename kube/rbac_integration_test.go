@@ -1,0 +1,92 @@
+package kube
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"svcbridge/routerconfig"
+)
+
+// The ServiceAccount and Role in deploy/kubernetes/rbac.yaml are enough for
+// everything this package does, and no more than that on ConfigMaps.
+func TestRBACManifestSuffices(t *testing.T) {
+	admin := needKube(t)
+	cfg := newNamespace(t, admin)
+	ctx := testCtx(t)
+
+	raw, err := os.ReadFile("../deploy/kubernetes/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saName string
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatalf("rbac.yaml: %v", err)
+		}
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			o.Namespace, saName = cfg.Namespace, o.Name
+			_, err = admin.CoreV1().ServiceAccounts(cfg.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			o.Namespace = cfg.Namespace
+			_, err = admin.RbacV1().Roles(cfg.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			o.Namespace = cfg.Namespace
+			for i := range o.Subjects {
+				o.Subjects[i].Namespace = cfg.Namespace
+			}
+			_, err = admin.RbacV1().RoleBindings(cfg.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("rbac.yaml: unexpected %T", obj)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if saName == "" {
+		t.Fatal("rbac.yaml has no ServiceAccount")
+	}
+
+	// Act as that ServiceAccount.
+	rc := rest.CopyConfig(kubeEnv.cfg)
+	rc.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + cfg.Namespace + ":" + saName,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + cfg.Namespace, "system:authenticated"},
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags)); err != nil {
+		t.Fatalf("patch: %v", err)
+	}
+	if _, err := PollLoadBalancer(ctx, cs, cfg, "checkout"); !isErr[*ErrNoIngress](err) {
+		t.Errorf("poll: %v", err)
+	}
+	if err := DeleteService(ctx, cs, cfg, "checkout"); err != nil {
+		t.Errorf("delete: %v", err)
+	}
+	newHub(t, admin, cfg, map[string]string{HubConfigKey: "[]"})
+	if err := UpdateHub(ctx, cs, cfg, upsertEdit([]routerconfig.Listener{seedListener}, nil)); err != nil {
+		t.Errorf("hub: %v", err)
+	}
+	// Other ConfigMaps are out of reach.
+	_, err = cs.CoreV1().ConfigMaps(cfg.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("creating another ConfigMap: %v, want Forbidden", err)
+	}
+}

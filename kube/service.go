@@ -1,0 +1,353 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"svcbridge/service"
+)
+
+// BuildService is the Kubernetes Service for a bridged Service (seed 000's
+// worked object): the svcbridge labels, the router pods as selector, one TCP
+// port named iofog-service from servicePort to bridgePort (the hub
+// tcpListener), and the tags as annotations (service.Annotations; nil when
+// there are none). k8sType is LoadBalancer, ClusterIP or NodePort.
+func BuildService(cfg Config, name string, servicePort, bridgePort int, k8sType string, tags []string) *corev1.Service {
+	cfg = cfg.WithDefaults()
+	annotations := service.Annotations(tags)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	return &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   cfg.Namespace,
+			Labels:      cfg.Labels(),
+			Annotations: annotations,
+		},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceType(k8sType),
+			Selector: cfg.Selector(),
+			Ports: []corev1.ServicePort{{
+				Name:       PortName,
+				Port:       int32(servicePort),
+				TargetPort: intstr.FromInt32(int32(bridgePort)),
+				Protocol:   corev1.ProtocolTCP,
+			}},
+		},
+	}
+}
+
+// ErrForeignService is returned when a Service of the wanted name exists
+// but svcbridge (this controller instance) does not own it. svcbridge never
+// adopts, changes or deletes such a Service.
+type ErrForeignService struct {
+	Namespace, Name string
+	ControllerName  string            // the instance svcbridge runs as
+	Labels          map[string]string // the foreign Service's ownership labels, as found
+}
+
+func (e *ErrForeignService) Error() string {
+	msg := fmt.Sprintf("a Kubernetes Service named %s already exists in namespace %s and is not managed by svcbridge (labels %s=%s, %s=%s)",
+		e.Name, e.Namespace, LabelManagedBy, ManagedByValue, LabelInstance, e.ControllerName)
+	if e.Labels[LabelManagedBy] == ManagedByValue {
+		msg += fmt.Sprintf(": it belongs to controller instance %q", e.Labels[LabelInstance])
+	}
+	return msg + "; delete or rename it"
+}
+
+// ErrNoIngress is returned by PollLoadBalancer when a LoadBalancer Service
+// still has no ingress after every check.
+type ErrNoIngress struct {
+	Namespace, Name string
+	Checks          int
+	LastErr         error // the last GET error, when the last checks failed
+}
+
+func (e *ErrNoIngress) Error() string {
+	msg := fmt.Sprintf("load balancer for service %s has no ingress yet after %d checks", e.Name, e.Checks)
+	if e.LastErr != nil {
+		msg += fmt.Sprintf(" (last check: %v)", e.LastErr)
+	}
+	return msg
+}
+
+func (e *ErrNoIngress) Unwrap() error { return e.LastErr }
+
+// writeBackoff paces retries of a write that lost a race (409, a failed
+// resourceVersion test): many concurrent writers of one object must all
+// get through, so it allows more steps than retry.DefaultRetry's 5.
+var writeBackoff = wait.Backoff{Steps: 25, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 1, Cap: time.Second}
+
+// errRetry marks an error the write loops retry: the object changed under us.
+type errRetry struct{ err error }
+
+func (e errRetry) Error() string { return e.err.Error() }
+func (e errRetry) Unwrap() error { return e.err }
+
+func isRetry(err error) bool { var r errRetry; return errors.As(err, &r) }
+
+// retryWrite runs fn until it succeeds or fails with an error other than
+// errRetry, within writeBackoff and ctx. The last error is unwrapped.
+func retryWrite(ctx context.Context, fn func() error) error {
+	err := retry.OnError(writeBackoff, isRetry, func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn()
+	})
+	var r errRetry
+	if errors.As(err, &r) {
+		return r.err
+	}
+	return err
+}
+
+// patchOp is one RFC 6902 operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// servicePatch is the JSON patch that brings a live Service at
+// resourceVersion rv to desired: a test of the resourceVersion (so a
+// concurrent change fails the patch instead of being overwritten), then
+// /spec/type, /spec/selector, /spec/ports and /metadata/annotations. Every
+// write is an "add", which RFC 6902 defines to replace a member that exists
+// and create one that does not: a Service created without tags has no
+// /metadata/annotations, and "replace" of a missing member is an error by
+// the RFC (kube-apiserver v1.34 happens to accept it; "remove" of a missing
+// member it rejects). The annotation map is replaced whole, as seed 000
+// says: annotations svcbridge did not generate are removed.
+func servicePatch(rv string, desired *corev1.Service) ([]byte, error) {
+	annotations := desired.Annotations
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	selector := desired.Spec.Selector
+	if selector == nil {
+		selector = map[string]string{}
+	}
+	return json.Marshal([]patchOp{
+		{Op: "test", Path: "/metadata/resourceVersion", Value: rv},
+		{Op: "add", Path: "/spec/type", Value: desired.Spec.Type},
+		{Op: "add", Path: "/spec/selector", Value: selector},
+		{Op: "add", Path: "/spec/ports", Value: desired.Spec.Ports},
+		{Op: "add", Path: "/metadata/annotations", Value: annotations},
+	})
+}
+
+// upToDate reports whether live already has what servicePatch would write.
+// Fields the server fills in (nodePort, clusterIP, …) are not compared.
+func upToDate(live, desired *corev1.Service) bool {
+	if live.Spec.Type != desired.Spec.Type || !maps.Equal(live.Spec.Selector, desired.Spec.Selector) ||
+		!maps.Equal(live.Annotations, desired.Annotations) || len(live.Spec.Ports) != len(desired.Spec.Ports) {
+		return false
+	}
+	for i, d := range desired.Spec.Ports {
+		l := live.Spec.Ports[i]
+		if l.Name != d.Name || l.Port != d.Port || l.TargetPort != d.TargetPort || l.Protocol != d.Protocol ||
+			!equalPtr(l.AppProtocol, d.AppProtocol) || (d.NodePort != 0 && l.NodePort != d.NodePort) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalPtr(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// failedTest reports whether a PATCH failed because a JSON patch operation
+// did not apply. The API server answers that with a bare 422 (reason
+// Invalid, the generic message "the server rejected our request due to an
+// error in our request", no causes), unlike a validation error, which
+// lists its field causes. In servicePatch only the resourceVersion "test"
+// can fail that way: every other operation is an "add" under /spec or
+// /metadata, which always exist.
+func failedTest(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	return s.Code == http.StatusUnprocessableEntity && (s.Details == nil || len(s.Details.Causes) == 0)
+}
+
+// beforePatch, when set (tests only), runs between reading a live Service
+// and patching it.
+var beforePatch func(live *corev1.Service)
+
+// EnsureService makes the Kubernetes Service desired (from BuildService)
+// exist in cfg.Namespace: it creates it, or, when one of that name exists
+// and is ours, JSON-patches its type, selector, ports and annotations
+// (guarded by its resourceVersion and retried when someone else changed it
+// in between). A Service of that name that is not ours is left untouched
+// and *ErrForeignService is returned.
+func EnsureService(ctx context.Context, cs kubernetes.Interface, cfg Config, desired *corev1.Service) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.WithDefaults()
+	want := desired.DeepCopy()
+	want.Namespace = cfg.Namespace
+	want.ResourceVersion = ""
+	services := cs.CoreV1().Services(cfg.Namespace)
+	name := want.Name
+
+	create := func() error {
+		_, err := services.Create(ctx, want, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+		return nil
+	}
+	err := create()
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return retryWrite(ctx, func() error {
+		live, err := services.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) { // deleted since: create it again
+			if err := create(); apierrors.IsAlreadyExists(err) {
+				return errRetry{err}
+			} else {
+				return err
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("get Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+		if !cfg.Owns(live.Labels) {
+			return &ErrForeignService{Namespace: cfg.Namespace, Name: name, ControllerName: cfg.ControllerName,
+				Labels: map[string]string{LabelManagedBy: live.Labels[LabelManagedBy], LabelInstance: live.Labels[LabelInstance]}}
+		}
+		if upToDate(live, want) {
+			return nil
+		}
+		patch, err := servicePatch(live.ResourceVersion, want)
+		if err != nil {
+			return err
+		}
+		if beforePatch != nil {
+			beforePatch(live)
+		}
+		_, err = services.Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			return nil
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err), failedTest(err):
+			return errRetry{fmt.Errorf("patch Kubernetes Service %s/%s: it kept changing: %w", cfg.Namespace, name, err)}
+		default:
+			return fmt.Errorf("patch Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+	})
+}
+
+// DeleteService deletes the Kubernetes Service name when it is ours. A
+// missing Service is success; one that is not ours is left alone (and is
+// success too: svcbridge has nothing of its own to remove).
+func DeleteService(ctx context.Context, cs kubernetes.Interface, cfg Config, name string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.WithDefaults()
+	services := cs.CoreV1().Services(cfg.Namespace)
+	return retryWrite(ctx, func() error {
+		live, err := services.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("get Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+		if !cfg.Owns(live.Labels) {
+			return nil
+		}
+		// The preconditions make sure the Service deleted is the one
+		// just found to be ours, not a foreign one created since.
+		err = services.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{
+			UID: &live.UID, ResourceVersion: &live.ResourceVersion}})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			return nil
+		case apierrors.IsConflict(err):
+			return errRetry{fmt.Errorf("delete Kubernetes Service %s/%s: it kept changing: %w", cfg.Namespace, name, err)}
+		default:
+			return fmt.Errorf("delete Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+	})
+}
+
+// PollLoadBalancer returns where clients reach a LoadBalancer Service: the
+// first ingress entry's IP, else its hostname. It GETs the Service up to
+// cfg.LBPollAttempts times, cfg.LBPollInterval apart (no wait after the
+// last), and returns *ErrNoIngress when no check found an ingress. For a
+// ClusterIP or NodePort Service it returns "", nil at once. A missing
+// Service is an error at once.
+func PollLoadBalancer(ctx context.Context, cs kubernetes.Interface, cfg Config, name string) (string, error) {
+	if err := cfg.Validate(); err != nil {
+		return "", err
+	}
+	cfg = cfg.WithDefaults()
+	services := cs.CoreV1().Services(cfg.Namespace)
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		svc, err := services.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return "", fmt.Errorf("load balancer for service %s: %w", name, err)
+		case err != nil:
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			lastErr = err // transient: check again
+		case svc.Spec.Type != corev1.ServiceTypeLoadBalancer:
+			return "", nil
+		default:
+			lastErr = nil
+			if endpoint := IngressEndpoint(svc); endpoint != "" {
+				return endpoint, nil
+			}
+		}
+		if attempt >= cfg.LBPollAttempts {
+			return "", &ErrNoIngress{Namespace: cfg.Namespace, Name: name, Checks: attempt, LastErr: lastErr}
+		}
+		timer := time.NewTimer(cfg.LBPollInterval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return "", ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// IngressEndpoint is the first load balancer ingress entry's IP, else its
+// hostname, else "".
+func IngressEndpoint(svc *corev1.Service) string {
+	ingress := svc.Status.LoadBalancer.Ingress
+	if len(ingress) == 0 {
+		return ""
+	}
+	if ingress[0].IP != "" {
+		return ingress[0].IP
+	}
+	return ingress[0].Hostname
+}

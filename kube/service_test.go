@@ -1,0 +1,291 @@
+package kube
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The seed's worked object for the checkout example (seed 000, "Kubernetes
+// control plane"), after bridgePort 10024 was assigned.
+var checkoutTags = []string{"checkout", "service.beta.kubernetes.io/aws-load-balancer-type: nlb"}
+
+func TestConfigDefaults(t *testing.T) {
+	got := Config{Namespace: "ns"}.WithDefaults()
+	want := Config{Namespace: "ns", ControllerName: "pot", AppLabel: "iofog", Distribution: "datasance",
+		LBPollAttempts: 10, LBPollInterval: 2 * time.Second}
+	if got != want {
+		t.Fatalf("defaults = %+v, want %+v", got, want)
+	}
+	if got := (Config{Namespace: "ns", Distribution: "iofog"}).WithDefaults().ControllerName; got != "iofog" {
+		t.Errorf("iofog default controller name = %q, want iofog", got)
+	}
+	kept := Config{Namespace: "ns", ControllerName: "edge", AppLabel: "app", Distribution: "iofog", LBPollAttempts: 3, LBPollInterval: time.Millisecond}
+	if got := kept.WithDefaults(); got != kept {
+		t.Errorf("WithDefaults changed set fields: %+v", got)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg     Config
+		wantErr string
+	}{
+		{Config{Namespace: "ns"}, ""},
+		{Config{Namespace: "ns", Distribution: "iofog"}, ""},
+		{Config{Namespace: "ns", Distribution: "datasance"}, ""},
+		{Config{}, "namespace"},
+		{Config{Namespace: "ns", Distribution: "other"}, `unknown distribution "other"`},
+	} {
+		err := tc.cfg.Validate()
+		if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("Validate(%+v) = %v, want error containing %q", tc.cfg, err, tc.wantErr)
+		}
+	}
+}
+
+func TestRouterLabelKey(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "datasance.com/component"},
+		{Config{Distribution: "datasance"}, "datasance.com/component"},
+		{Config{Distribution: "iofog"}, "iofog.org/component"},
+		{Config{ComponentLabelDomain: "example.com"}, "example.com/component"},
+		{Config{Distribution: "iofog", ComponentLabelDomain: "edge.example.com"}, "edge.example.com/component"},
+	} {
+		if got := tc.cfg.RouterLabelKey(); got != tc.want {
+			t.Errorf("RouterLabelKey(%+v) = %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+func TestBuildService(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		cfg             Config
+		svcName         string
+		servicePort     int
+		bridgePort      int
+		k8sType         string
+		tags            []string
+		wantLabels      map[string]string
+		wantSelector    map[string]string
+		wantAnnotations map[string]string
+	}{
+		{
+			name: "seed worked object", cfg: Config{Namespace: "datasance", ControllerName: "pot"},
+			svcName: "checkout", servicePort: 80, bridgePort: 10024, k8sType: "LoadBalancer", tags: checkoutTags,
+			wantLabels: map[string]string{
+				"app.kubernetes.io/name":       "iofog",
+				"app.kubernetes.io/component":  "controller",
+				"app.kubernetes.io/managed-by": "controller",
+				"app.kubernetes.io/instance":   "pot",
+				"datasance.com/component":      "router",
+			},
+			wantSelector: map[string]string{"datasance.com/component": "router"},
+			wantAnnotations: map[string]string{
+				"checkout": "",
+				"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+			},
+		},
+		{
+			name: "iofog distribution", cfg: Config{Namespace: "iofog", Distribution: "iofog", ControllerName: "ctl", AppLabel: "edge"},
+			svcName: "ssh", servicePort: 22, bridgePort: 10025, k8sType: "NodePort", tags: []string{"a:b:c"},
+			wantLabels: map[string]string{
+				"app.kubernetes.io/name":       "edge",
+				"app.kubernetes.io/component":  "controller",
+				"app.kubernetes.io/managed-by": "controller",
+				"app.kubernetes.io/instance":   "ctl",
+				"iofog.org/component":          "router",
+			},
+			wantSelector:    map[string]string{"iofog.org/component": "router"},
+			wantAnnotations: map[string]string{"a": "b"},
+		},
+		{
+			name: "COMPONENT_LABEL_DOMAIN", cfg: Config{Namespace: "ns", Distribution: "iofog", ComponentLabelDomain: "example.com"},
+			svcName: "vendor", servicePort: 443, bridgePort: 10026, k8sType: "ClusterIP", tags: nil,
+			wantLabels: map[string]string{
+				"app.kubernetes.io/name":       "iofog",
+				"app.kubernetes.io/component":  "controller",
+				"app.kubernetes.io/managed-by": "controller",
+				"app.kubernetes.io/instance":   "iofog",
+				"example.com/component":        "router",
+			},
+			wantSelector:    map[string]string{"example.com/component": "router"},
+			wantAnnotations: nil,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := BuildService(tc.cfg, tc.svcName, tc.servicePort, tc.bridgePort, tc.k8sType, tc.tags)
+			if svc.APIVersion != "v1" || svc.Kind != "Service" {
+				t.Errorf("apiVersion/kind = %q/%q", svc.APIVersion, svc.Kind)
+			}
+			if svc.Name != tc.svcName || svc.Namespace != tc.cfg.Namespace {
+				t.Errorf("name = %s/%s, want %s/%s", svc.Namespace, svc.Name, tc.cfg.Namespace, tc.svcName)
+			}
+			if !maps.Equal(svc.Labels, tc.wantLabels) {
+				t.Errorf("labels = %v, want %v", svc.Labels, tc.wantLabels)
+			}
+			if !maps.Equal(svc.Spec.Selector, tc.wantSelector) {
+				t.Errorf("selector = %v, want %v", svc.Spec.Selector, tc.wantSelector)
+			}
+			if !maps.Equal(svc.Annotations, tc.wantAnnotations) || (tc.wantAnnotations == nil && svc.Annotations != nil) {
+				t.Errorf("annotations = %#v, want %#v", svc.Annotations, tc.wantAnnotations)
+			}
+			if string(svc.Spec.Type) != tc.k8sType {
+				t.Errorf("type = %q, want %q", svc.Spec.Type, tc.k8sType)
+			}
+			wantPorts := []corev1.ServicePort{{Name: "iofog-service", Port: int32(tc.servicePort),
+				TargetPort: intstr.FromInt32(int32(tc.bridgePort)), Protocol: corev1.ProtocolTCP}}
+			if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0] != wantPorts[0] {
+				t.Errorf("ports = %+v, want %+v", svc.Spec.Ports, wantPorts)
+			}
+			if svc.Spec.Ports[0].TargetPort.Type != intstr.Int {
+				t.Errorf("targetPort is not an integer: %+v", svc.Spec.Ports[0].TargetPort)
+			}
+			if svc.Spec.ClusterIP != "" || svc.Spec.ExternalTrafficPolicy != "" || svc.ResourceVersion != "" {
+				t.Errorf("fields the server assigns are set: %+v", svc.Spec)
+			}
+		})
+	}
+}
+
+// The worked object serialises to the seed's YAML fields, and nothing more
+// in spec than the seed shows.
+func TestBuildServiceJSON(t *testing.T) {
+	svc := BuildService(Config{Namespace: "datasance", ControllerName: "pot"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags)
+	b, err := json.Marshal(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(got["spec"])
+	const wantSpec = `{"ports":[{"name":"iofog-service","port":80,"protocol":"TCP","targetPort":10024}],"selector":{"datasance.com/component":"router"},"type":"LoadBalancer"}`
+	if string(spec) != wantSpec {
+		t.Errorf("spec = %s\nwant   %s", spec, wantSpec)
+	}
+}
+
+func TestServicePatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		svc  *corev1.Service
+		want string
+	}{
+		{
+			name: "worked object",
+			svc:  BuildService(Config{Namespace: "ns"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags),
+			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+				`{"op":"add","path":"/spec/type","value":"LoadBalancer"},` +
+				`{"op":"add","path":"/spec/selector","value":{"datasance.com/component":"router"}},` +
+				`{"op":"add","path":"/spec/ports","value":[{"name":"iofog-service","protocol":"TCP","port":80,"targetPort":10024}]},` +
+				`{"op":"add","path":"/metadata/annotations","value":{"checkout":"","service.beta.kubernetes.io/aws-load-balancer-type":"nlb"}}]`,
+		},
+		{
+			name: "no tags clears the annotations",
+			svc:  BuildService(Config{Namespace: "ns"}, "checkout", 80, 10024, "ClusterIP", nil),
+			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+				`{"op":"add","path":"/spec/type","value":"ClusterIP"},` +
+				`{"op":"add","path":"/spec/selector","value":{"datasance.com/component":"router"}},` +
+				`{"op":"add","path":"/spec/ports","value":[{"name":"iofog-service","protocol":"TCP","port":80,"targetPort":10024}]},` +
+				`{"op":"add","path":"/metadata/annotations","value":{}}]`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := servicePatch("42", tc.svc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("patch = %s\nwant    %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	cfg := Config{Namespace: "ns"}
+	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags)
+	live := desired.DeepCopy()
+	live.ResourceVersion = "7"
+	live.Spec.ClusterIP = "10.0.0.1"
+	live.Spec.Ports[0].NodePort = 31000
+	live.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	if !upToDate(live, desired) {
+		t.Error("server-assigned fields made a live Service look out of date")
+	}
+	for name, change := range map[string]func(s *corev1.Service){
+		"type":              func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP },
+		"port":              func(s *corev1.Service) { s.Spec.Ports[0].Port = 81 },
+		"targetPort":        func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(10025) },
+		"named targetPort":  func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromString("x") },
+		"port name":         func(s *corev1.Service) { s.Spec.Ports[0].Name = "other" },
+		"extra port":        func(s *corev1.Service) { s.Spec.Ports = append(s.Spec.Ports, s.Spec.Ports[0]) },
+		"selector":          func(s *corev1.Service) { s.Spec.Selector = map[string]string{"iofog.org/component": "router"} },
+		"extra annotation":  func(s *corev1.Service) { s.Annotations["kubectl.kubernetes.io/x"] = "y" },
+		"annotation value":  func(s *corev1.Service) { s.Annotations["checkout"] = "x" },
+		"annotations empty": func(s *corev1.Service) { s.Annotations = nil },
+	} {
+		changed := live.DeepCopy()
+		change(changed)
+		if upToDate(changed, desired) {
+			t.Errorf("%s: a changed Service looks up to date", name)
+		}
+	}
+	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)
+	liveNoTags := noTags.DeepCopy()
+	liveNoTags.Annotations = map[string]string{}
+	if !upToDate(liveNoTags, noTags) {
+		t.Error("an empty annotation map differs from none")
+	}
+}
+
+func TestErrorMessages(t *testing.T) {
+	foreign := &ErrForeignService{Namespace: "datasance", Name: "checkout", ControllerName: "pot"}
+	want := "a Kubernetes Service named checkout already exists in namespace datasance and is not managed by svcbridge " +
+		"(labels app.kubernetes.io/managed-by=controller, app.kubernetes.io/instance=pot); delete or rename it"
+	if foreign.Error() != want {
+		t.Errorf("ErrForeignService = %q\nwant                %q", foreign.Error(), want)
+	}
+	other := &ErrForeignService{Namespace: "datasance", Name: "checkout", ControllerName: "pot",
+		Labels: map[string]string{LabelManagedBy: "controller", LabelInstance: "other"}}
+	if !strings.Contains(other.Error(), `it belongs to controller instance "other"`) {
+		t.Errorf("ErrForeignService for another instance = %q", other.Error())
+	}
+	noIngress := &ErrNoIngress{Namespace: "ns", Name: "checkout", Checks: 10}
+	if got := noIngress.Error(); got != "load balancer for service checkout has no ingress yet after 10 checks" {
+		t.Errorf("ErrNoIngress = %q", got)
+	}
+	noHub := &ErrNoHubConfigMap{Namespace: "datasance"}
+	if got := noHub.Error(); got != "ConfigMap iofog-router not found in namespace datasance: the hub router's config must exist" {
+		t.Errorf("ErrNoHubConfigMap = %q", got)
+	}
+}
+
+func TestIngressEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		ingress []corev1.LoadBalancerIngress
+		want    string
+	}{
+		{nil, ""},
+		{[]corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}, "203.0.113.7"},
+		{[]corev1.LoadBalancerIngress{{Hostname: "lb.example.com"}}, "lb.example.com"},
+		{[]corev1.LoadBalancerIngress{{IP: "203.0.113.7", Hostname: "lb.example.com"}}, "203.0.113.7"},
+		{[]corev1.LoadBalancerIngress{{Hostname: "first.example.com"}, {IP: "203.0.113.8"}}, "first.example.com"},
+	} {
+		svc := &corev1.Service{Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: tc.ingress}}}
+		if got := IngressEndpoint(svc); got != tc.want {
+			t.Errorf("IngressEndpoint(%+v) = %q, want %q", tc.ingress, got, tc.want)
+		}
+	}
+}
