@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
 
 	"svcbridge/inventory"
+	"svcbridge/kube"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -30,6 +32,10 @@ type Activities struct {
 	Tags         service.TagRule
 	ControlPlane string
 	Signaler     Signaler
+	// Kube and KubeConfig reach the cluster on the Kubernetes control
+	// plane; nil on the remote one.
+	Kube       kubernetes.Interface
+	KubeConfig kube.Config
 }
 
 // ErrInvalid is the error type of failures only an inventory change fixes.
@@ -38,7 +44,7 @@ const ErrInvalid = "InvalidPlacement"
 // PlanService reads a service and decides where its objects go and which
 // agents to reconcile.
 func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
-	var plan ServicePlan
+	plan := ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
 		entries, err := tx.ServiceEntries(ctx, name)
 		if err != nil {
@@ -258,7 +264,7 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) error {
 		if msg != "" {
 			status, reason = service.StatusFailed, &msg
 		}
-		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint)
+		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint, msg != "")
 		return err
 	})
 	if err != nil || !recorded {

@@ -19,6 +19,9 @@ type ServicePlan struct {
 	// Invalid explains why the service cannot be placed as it is; it is not
 	// retried quickly since only an inventory change can fix it.
 	Invalid string
+	// Kubernetes is set on the Kubernetes control plane: the hub is the
+	// ConfigMap, and most types get a Kubernetes Service.
+	Kubernetes bool
 }
 
 // Finish is the outcome the service workflow records.
@@ -27,7 +30,9 @@ type Finish struct {
 	Generation    int64
 	ConnectorSite string
 	HubSite       string
-	Endpoint      *string
+	// Endpoint is stored on success (nil clears it); a failure keeps the
+	// endpoint the service had.
+	Endpoint *string
 	// Error, when set, marks the service failed with this message.
 	Error string
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
 )
@@ -32,6 +33,7 @@ type Config struct {
 	TagPrefix         string
 	ResyncInterval    time.Duration
 	MetricsListen     string
+	Kube              kube.Config
 	DriftInterval     time.Duration
 	LogLevel          string
 	LogFormat         string
@@ -49,6 +51,13 @@ var Settings = []Setting{
 	{"temporal-port", "TEMPORAL_PORT", "7233", "dev: port of the embedded Temporal frontend (gRPC)"},
 	{"ui-port", "UI_PORT", "8233", "dev: port of the embedded Temporal Web UI"},
 	{"control-plane", "CONTROL_PLANE", "remote", "remote or kubernetes"},
+	{"controller-namespace", "CONTROLLER_NAMESPACE", "", "kubernetes: namespace of the hub ConfigMap iofog-router and of the Kubernetes Services (required there)"},
+	{"controller-name", "CONTROLLER_NAME", "", "kubernetes: app.kubernetes.io/instance label of the Services svcbridge owns (default pot, or iofog for the iofog distribution)"},
+	{"app-label", "APP_LABEL", "iofog", "kubernetes: app.kubernetes.io/name label of the Services"},
+	{"distribution", "DISTRIBUTION", "datasance", "kubernetes: datasance (router label datasance.com/component) or iofog (iofog.org/component)"},
+	{"component-label-domain", "COMPONENT_LABEL_DOMAIN", "", "kubernetes: domain of the router component label and selector, overriding the distribution's"},
+	{"lb-poll-attempts", "LB_POLL_ATTEMPTS", "10", "kubernetes: checks of a LoadBalancer's ingress per reconcile"},
+	{"lb-poll-interval", "LB_POLL_INTERVAL", "2s", "kubernetes: time between those checks (a Go duration)"},
 	{"database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...); required by api and worker; dev uses the embedded store when empty"},
 	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
 	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
@@ -93,6 +102,22 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	c.ControlPlane = strings.ToLower(get("control-plane"))
 	if c.ControlPlane != service.ControlPlaneRemote && c.ControlPlane != service.ControlPlaneKubernetes {
 		return c, bad("control-plane", "CONTROL_PLANE", fmt.Sprintf("%q is neither remote nor kubernetes", c.ControlPlane))
+	}
+	c.Kube = kube.Config{Namespace: get("controller-namespace"), ControllerName: get("controller-name"),
+		AppLabel: get("app-label"), Distribution: get("distribution"), ComponentLabelDomain: get("component-label-domain")}
+	if c.Kube.LBPollAttempts, err = strconv.Atoi(get("lb-poll-attempts")); err != nil || c.Kube.LBPollAttempts < 1 {
+		return c, bad("lb-poll-attempts", "LB_POLL_ATTEMPTS", "must be a positive number")
+	}
+	if c.Kube.LBPollInterval, err = time.ParseDuration(get("lb-poll-interval")); err != nil || c.Kube.LBPollInterval <= 0 {
+		return c, bad("lb-poll-interval", "LB_POLL_INTERVAL", "must be a positive Go duration such as 2s")
+	}
+	if c.ControlPlane == service.ControlPlaneKubernetes {
+		if c.Kube.Namespace == "" {
+			return c, bad("controller-namespace", "CONTROLLER_NAMESPACE", "required when CONTROL_PLANE is kubernetes")
+		}
+		if err := c.Kube.Validate(); err != nil {
+			return c, bad("distribution", "DISTRIBUTION", err.Error())
+		}
 	}
 	c.DatabaseURL = get("database-url")
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {

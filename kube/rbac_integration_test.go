@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"svcbridge/kube/kubetest"
 	"svcbridge/routerconfig"
 )
 
@@ -58,7 +59,7 @@ func TestRBACManifestSuffices(t *testing.T) {
 	}
 
 	// Act as that ServiceAccount.
-	rc := rest.CopyConfig(kubeEnv.cfg)
+	rc := kubetest.RESTConfig(t)
 	rc.Impersonate = rest.ImpersonationConfig{
 		UserName: "system:serviceaccount:" + cfg.Namespace + ":" + saName,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + cfg.Namespace, "system:authenticated"},

@@ -153,9 +153,9 @@ func servicePatch(rv string, desired *corev1.Service) ([]byte, error) {
 	})
 }
 
-// upToDate reports whether live already has what servicePatch would write.
+// UpToDate reports whether live already has what EnsureService would patch.
 // Fields the server fills in (nodePort, clusterIP, …) are not compared.
-func upToDate(live, desired *corev1.Service) bool {
+func UpToDate(live, desired *corev1.Service) bool {
 	if live.Spec.Type != desired.Spec.Type || !maps.Equal(live.Spec.Selector, desired.Spec.Selector) ||
 		!maps.Equal(live.Annotations, desired.Annotations) || len(live.Spec.Ports) != len(desired.Spec.Ports) {
 		return false
@@ -238,7 +238,7 @@ func EnsureService(ctx context.Context, cs kubernetes.Interface, cfg Config, des
 			return &ErrForeignService{Namespace: cfg.Namespace, Name: name, ControllerName: cfg.ControllerName,
 				Labels: map[string]string{LabelManagedBy: live.Labels[LabelManagedBy], LabelInstance: live.Labels[LabelInstance]}}
 		}
-		if upToDate(live, want) {
+		if UpToDate(live, want) {
 			return nil
 		}
 		patch, err := servicePatch(live.ResourceVersion, want)

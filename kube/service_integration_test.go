@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"svcbridge/kube/kubetest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -519,7 +520,7 @@ func TestPollLoadBalancer(t *testing.T) {
 func TestNewClient(t *testing.T) {
 	needKube(t)
 	path := t.TempDir() + "/kubeconfig"
-	if err := os.WriteFile(path, kubeEnv.env.KubeConfig, 0o600); err != nil {
+	if err := os.WriteFile(path, kubetest.Kubeconfig(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	check := func(cs kubernetes.Interface, err error) {

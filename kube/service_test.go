@@ -221,7 +221,7 @@ func TestUpToDate(t *testing.T) {
 	live.Spec.ClusterIP = "10.0.0.1"
 	live.Spec.Ports[0].NodePort = 31000
 	live.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
-	if !upToDate(live, desired) {
+	if !UpToDate(live, desired) {
 		t.Error("server-assigned fields made a live Service look out of date")
 	}
 	for name, change := range map[string]func(s *corev1.Service){
@@ -238,14 +238,14 @@ func TestUpToDate(t *testing.T) {
 	} {
 		changed := live.DeepCopy()
 		change(changed)
-		if upToDate(changed, desired) {
+		if UpToDate(changed, desired) {
 			t.Errorf("%s: a changed Service looks up to date", name)
 		}
 	}
 	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)
 	liveNoTags := noTags.DeepCopy()
 	liveNoTags.Annotations = map[string]string{}
-	if !upToDate(liveNoTags, noTags) {
+	if !UpToDate(liveNoTags, noTags) {
 		t.Error("an empty annotation map differs from none")
 	}
 }

@@ -183,13 +183,14 @@ func (t *Tx) DeleteService(ctx context.Context, name string) error {
 	return err
 }
 
-// SetServiceStatus records the outcome of reconciling generation gen. It
-// changes nothing when the spec moved on meanwhile: the next reconcile
-// reports instead. It reports whether the row was updated.
-func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, status string, reason *string, endpoint *string) (bool, error) {
+// SetServiceStatus records the outcome of reconciling generation gen, and
+// the endpoint unless keepEndpoint (nil clears it). It changes nothing when
+// the spec moved on meanwhile: the next reconcile reports instead. It
+// reports whether the row was updated.
+func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, status string, reason *string, endpoint *string, keepEndpoint bool) (bool, error) {
 	n, err := t.exec(ctx, `UPDATE services SET provisioning_status = ?, provisioning_error = ?,
-			service_endpoint = COALESCE(?, service_endpoint), observed_generation = ?, updated_at = ?
-		WHERE name = ? AND generation = ?`, status, reason, endpoint, gen, now(), name, gen)
+			service_endpoint = CASE WHEN ? THEN service_endpoint ELSE ? END, observed_generation = ?, updated_at = ?
+		WHERE name = ? AND generation = ?`, status, reason, keepEndpoint, endpoint, gen, now(), name, gen)
 	return n > 0, err
 }
 

@@ -19,9 +19,11 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
+	"k8s.io/client-go/kubernetes"
 
 	"svcbridge/activities"
 	"svcbridge/api"
+	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
@@ -34,6 +36,8 @@ const taskQueue = "svcbridge-test"
 // system is one svcbridge installation under test.
 type system struct {
 	t        testing.TB
+	kube     kubernetes.Interface // Kubernetes control plane only
+	kubeCfg  kube.Config
 	store    *store.Store
 	temporal client.Client
 	wf       workflows.Client
@@ -99,7 +103,8 @@ func (s *system) serveAPI() {
 }
 
 func (s *system) startWorker() sdkworker.Worker {
-	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf}
+	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf,
+		Kube: s.kube, KubeConfig: s.kubeCfg}
 	w := worker.New(s.temporal, taskQueue, acts)
 	if err := w.Start(); err != nil {
 		s.t.Fatalf("start worker: %v", err)

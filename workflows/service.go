@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -62,11 +63,7 @@ func ServiceWorkflow(ctx workflow.Context, name string) error {
 func reconcileService(ctx workflow.Context, name string, state *ServiceState) (gone bool, err error) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
-			MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{activities.ErrInvalid},
-		},
+		RetryPolicy:         quickRetries,
 	})
 	state.Step = "planning"
 	var plan activities.ServicePlan
@@ -75,14 +72,37 @@ func reconcileService(ctx workflow.Context, name string, state *ServiceState) (g
 	}
 	finish := activities.Finish{Service: name, Generation: plan.Generation,
 		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid}
-
-	state.Step = "writing router configs"
-	if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, plan.Sites).Get(ctx, nil); err != nil {
+	// fail records the first failure of this pass on the service.
+	fail := func(step string, err error) (bool, error) {
 		if plan.Exists {
-			finish.Error = "write router config: " + err.Error()
+			if finish.Error == "" {
+				finish.Error = step + ": " + reason(err)
+			}
 			_ = workflow.ExecuteLocalActivity(lctx, a.FinishService, finish).Get(ctx, nil)
 		}
 		return false, err
+	}
+
+	state.Step = "writing router configs"
+	if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, plan.Sites).Get(ctx, nil); err != nil {
+		return fail("write router config", err)
+	}
+	if plan.Kubernetes && plan.Invalid == "" {
+		kctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			// LoadBalancer polling waits up to LB_POLL_ATTEMPTS x LB_POLL_INTERVAL.
+			StartToCloseTimeout: 5 * time.Minute,
+			RetryPolicy:         quickRetries,
+		})
+		state.Step = "writing the hub ConfigMap"
+		if err := workflow.ExecuteActivity(kctx, a.ReconcileHubConfigMap, name).Get(ctx, nil); err != nil {
+			return fail("hub ConfigMap", err)
+		}
+		state.Step = "reconciling the Kubernetes Service"
+		var kr activities.KubeResult
+		if err := workflow.ExecuteActivity(kctx, a.ReconcileKubeService, name).Get(ctx, &kr); err != nil {
+			return fail("Kubernetes Service", err)
+		}
+		finish.Endpoint = kr.Endpoint
 	}
 	if plan.Exists {
 		state.Step = "recording status"
@@ -100,6 +120,24 @@ func reconcileService(ctx workflow.Context, name string, state *ServiceState) (g
 		return false, temporal.NewNonRetryableApplicationError(plan.Invalid, activities.ErrInvalid, nil)
 	}
 	return false, nil
+}
+
+// quickRetries retries an activity a few times within seconds; longer
+// outages are the workflow's backoff, which records the failure first.
+var quickRetries = &temporal.RetryPolicy{
+	InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
+	MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
+	NonRetryableErrorTypes: []string{activities.ErrInvalid, activities.ErrNoIngress},
+}
+
+// reason is the message of an activity's failure without Temporal's
+// wrapping, as the user should read it in provisioningError.
+func reason(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
 }
 
 // fanout signals the agent workflows of the agents whose listeners may

@@ -19,6 +19,7 @@ import (
 	"svcbridge/api"
 	"svcbridge/config"
 	"svcbridge/devserver"
+	"svcbridge/kube"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -109,7 +110,15 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener) error {
 // runWorker polls the task queue and resyncs until ctx ends.
 func (p parts) runWorker(ctx context.Context) error {
 	acts := &activities.Activities{Store: p.store, Tags: service.TagRule{Prefix: p.cfg.TagPrefix},
-		ControlPlane: p.cfg.ControlPlane, Signaler: p.workflowsClient()}
+		ControlPlane: p.cfg.ControlPlane, Signaler: p.workflowsClient(), KubeConfig: p.cfg.Kube}
+	if p.cfg.ControlPlane == service.ControlPlaneKubernetes {
+		// In cluster, or out of it through KUBECONFIG / ~/.kube/config.
+		cs, err := kube.NewClient("")
+		if err != nil {
+			return fmt.Errorf("connect to Kubernetes: %w", err)
+		}
+		acts.Kube = cs
+	}
 	w := worker.New(p.temporal, p.cfg.TaskQueue, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
