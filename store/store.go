@@ -139,8 +139,25 @@ type Tx struct {
 	dialect string
 }
 
-// InTx runs fn in a transaction, committing when it returns nil.
+// InTx runs fn in a transaction, committing when it returns nil. When
+// PostgreSQL aborts the transaction to break a deadlock or a serialization
+// conflict, fn runs again in a new one (a few times): fn must only decide
+// from what it reads in the transaction.
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.inTx(ctx, fn)
+		if !retryable(err) || attempt == 5 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return mapErr(err)
@@ -150,6 +167,13 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	return mapErr(tx.Commit())
+}
+
+// retryable reports a transaction PostgreSQL aborted so that a retry can
+// succeed: deadlock_detected or serialization_failure.
+func retryable(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "40P01" || pqErr.Code == "40001")
 }
 
 // forUpdate is the row-lock suffix. SQLite needs none: an immediate
