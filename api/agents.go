@@ -33,6 +33,7 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 	g.PATCH("/agents/:agent", s.patchAgent)
 	g.DELETE("/agents/:agent", s.deleteAgent)
 	g.GET("/agents/:agent/router", s.getAgentRouter)
+	g.GET("/agents/:agent/services", s.getAgentServices)
 	g.POST("/agents/:agent/token", s.rotateAgentToken)
 }
 

@@ -24,6 +24,7 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 	g.PATCH("/services/yaml/:name", s.updateServiceYAML)
 	g.DELETE("/services/:name", s.deleteService)
 	g.POST("/services/:name/reconcile", s.reconcileService)
+	g.GET("/services/:name/distribution", s.previewDistribution)
 }
 
 // serviceView is a Service as the API shows it.
@@ -60,8 +61,12 @@ func (s *Server) listServices(c *gin.Context) {
 func (s *Server) getService(c *gin.Context) {
 	name := c.Param("name")
 	var svc service.Service
+	var dist []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
-		svc, err = tx.GetService(c.Request.Context(), name)
+		if svc, err = tx.GetService(c.Request.Context(), name); err != nil {
+			return err
+		}
+		dist, err = s.serviceDistribution(c.Request.Context(), tx, svc)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -71,7 +76,7 @@ func (s *Server) getService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, view(svc))
+	c.JSON(http.StatusOK, serviceDetail{serviceView: view(svc), Distribution: dist})
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {
@@ -136,7 +141,13 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		}
 		svc.BridgePort = port
 		s.applyControlPlane(&svc, placement)
-		return tx.InsertService(ctx, &svc)
+		if err := tx.InsertService(ctx, &svc); err != nil {
+			return err
+		}
+		// Read back so the answer equals a later GET: tags a list, not
+		// null, and timestamps as the database rounds them.
+		svc, err = tx.GetService(ctx, svc.Name)
+		return err
 	})
 	if store.IsConflict(err, store.ServiceNameKey) {
 		err = conflict("Service with name %s already exists", spec.Name)
@@ -145,7 +156,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		fail(c, err)
 		return
 	}
-	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(ctx, svc.Name))
+	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
 	c.JSON(http.StatusCreated, view(svc))
 }
 
@@ -222,10 +233,12 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 				spec.DefaultBridge = a.UUID
 			}
 		}
-		if err := service.Validate(spec, s.ControlPlane); err != nil {
+		// Immutables first, as in the reference: a changed type or bridge
+		// is the error to report, not what the new value would violate.
+		if err := service.ValidateUpdate(old.Spec, spec); err != nil {
 			return err
 		}
-		if err := service.ValidateUpdate(old.Spec, spec); err != nil {
+		if err := service.Validate(spec, s.ControlPlane); err != nil {
 			return err
 		}
 		placement, err := s.resolve(ctx, tx, &spec)
@@ -241,7 +254,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		fail(c, err)
 		return
 	}
-	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
+	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	c.Status(http.StatusNoContent)
 }
 
@@ -258,7 +271,7 @@ func (s *Server) deleteService(c *gin.Context) {
 	}
 	// The row is gone and its port free; the workflow removes its objects
 	// from every router it recorded them on.
-	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
+	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	c.Status(http.StatusNoContent)
 }
 

@@ -75,7 +75,10 @@ func (t *Tx) AckChanges(ctx context.Context, agentUUID string, lastUpdated int64
 			microservice_config = CASE WHEN last_updated <= ? THEN FALSE ELSE microservice_config END,
 			acknowledged = CASE WHEN acknowledged < ? THEN ? ELSE acknowledged END
 		WHERE agent_uuid = ?`, lastUpdated, lastUpdated, lastUpdated, agentUUID)
-	return err
+	if err != nil {
+		return err
+	}
+	return t.stampAcknowledged(ctx, agentUUID, lastUpdated) // distribution.go
 }
 
 // Entry is one object svcbridge wrote into a router config.
@@ -127,12 +130,16 @@ func (t *Tx) SetAgentEntries(ctx context.Context, agentUUID string, want []Entry
 		}
 	}
 	ts := now()
+	seq, err := t.changeSeq(ctx, agentUUID) // the change this write made visible (distribution.go)
+	if err != nil {
+		return err
+	}
 	for k := range wanted {
 		switch {
 		case !had[k]:
-			_, err = t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at) VALUES (?, ?, ?, ?)`, agentUUID, k.Kind, k.Service, ts)
+			_, err = t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq) VALUES (?, ?, ?, ?, ?)`, agentUUID, k.Kind, k.Service, ts, seq)
 		case changed[k]:
-			_, err = t.exec(ctx, `UPDATE router_entries SET written_at = ? WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, ts, agentUUID, k.Kind, k.Service)
+			_, err = t.exec(ctx, `UPDATE router_entries SET written_at = ?, change_seq = ?, acknowledged_at = NULL WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, ts, seq, agentUUID, k.Kind, k.Service)
 		}
 		if err != nil {
 			return err

@@ -1,0 +1,339 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+// Distribution visibility (issue 5): which agents listen for a service and
+// whether they applied it, what an agent listens for and why, and a
+// preview of which agents a set of service tags would reach. Every answer
+// uses the one tag rule (service.TagRule) the reconciles use.
+
+// distributionEntry is one agent in GET /services/{name}: an agent whose
+// router holds the service's listener, or one that should (pending).
+type distributionEntry struct {
+	Agent     string `json:"agent"`
+	AgentName string `json:"agentName"`
+	// Listening: the listener is written in the agent's router config.
+	Listening bool `json:"listening"`
+	// Wanted: the current tags (or the hub role) select the agent. Wanted
+	// and not listening is a pending add; listening and not wanted a
+	// pending removal.
+	Wanted bool `json:"wanted"`
+	// Reason is the agent tag that selects the service, "hub" for the
+	// router that holds its hub listener, "" when nothing selects it now.
+	Reason string `json:"reason"`
+	// WrittenAt is when the listener was last written; nil until it is.
+	WrittenAt *time.Time `json:"writtenAt"`
+	// AcknowledgedAt is when the agent acknowledged the change that wrote
+	// it (PATCH /agent/config/changes with lastUpdated at least that
+	// change's); nil until then.
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// serviceDetail is the answer of GET /services/{name}: the service and its
+// distribution.
+type serviceDetail struct {
+	serviceView
+	Distribution []distributionEntry `json:"distribution"`
+}
+
+// hubAgent returns the agent whose router holds svc's hub listener; nil
+// on a Kubernetes control plane (the hub is the ConfigMap), without a
+// default router, or when that agent has no router.
+func (s *Server) hubAgent(ctx context.Context, tx *store.Tx, svc service.Service) (*inventory.Agent, error) {
+	if s.ControlPlane == service.ControlPlaneKubernetes {
+		return nil, nil
+	}
+	var hub inventory.Agent
+	var err error
+	if svc.DefaultBridge != service.DefaultBridge {
+		hub, err = tx.AgentByUUID(ctx, svc.DefaultBridge)
+	} else {
+		hub, err = tx.DefaultRouter(ctx)
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !hub.HasRouter()) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &hub, nil
+}
+
+// serviceDistribution lists the agents that listen for svc and those its
+// current tags select, by agent name.
+func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc service.Service) ([]distributionEntry, error) {
+	by := map[string]*distributionEntry{}
+	selected, err := tx.AgentsSelectedBy(ctx, s.Tags.SelectingAgentTags(svc.Tags))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range selected {
+		by[a.UUID] = &distributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: true, Reason: a.Tag}
+	}
+	hub, err := s.hubAgent(ctx, tx, svc)
+	if err != nil {
+		return nil, err
+	}
+	if hub != nil && by[hub.UUID] == nil {
+		by[hub.UUID] = &distributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: true, Reason: service.ReasonHub}
+	}
+	listening, err := tx.ServiceListeners(ctx, svc.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range listening {
+		e := by[l.Agent]
+		if e == nil {
+			e = &distributionEntry{Agent: l.Agent, AgentName: l.AgentName}
+			by[l.Agent] = e
+		}
+		e.Listening = true
+		e.WrittenAt = &l.WrittenAt
+		e.AcknowledgedAt = l.AcknowledgedAt
+	}
+	out := make([]distributionEntry, 0, len(by))
+	for _, e := range by {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AgentName < out[j].AgentName })
+	return out, nil
+}
+
+// agentServiceEntry is one service in GET /agents/{x}/services.
+type agentServiceEntry struct {
+	Service string `json:"service"`
+	// BridgePort is nil for a listener of a deleted service that is
+	// still being removed.
+	BridgePort *int       `json:"bridgePort"`
+	Reason     string     `json:"reason"`
+	Listening  bool       `json:"listening"`
+	Wanted     bool       `json:"wanted"`
+	WrittenAt  *time.Time `json:"writtenAt"`
+	// Acknowledged: the agent applied the change that wrote the listener.
+	Acknowledged   bool       `json:"acknowledged"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+func (s *Server) getAgentServices(c *gin.Context) {
+	ref := c.Param("agent")
+	ctx := c.Request.Context()
+	var out []agentServiceEntry
+	err := s.inTx(c, func(tx *store.Tx) error {
+		a, err := findAgent(ctx, tx, ref)
+		if err != nil {
+			return err
+		}
+		out, err = s.agentServices(ctx, tx, a)
+		return err
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// agentServices lists what a's router listens for, and what its tags (or
+// its hub role) select, by service.
+func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Agent) ([]agentServiceEntry, error) {
+	by := map[string]*agentServiceEntry{}
+	if a.HasRouter() {
+		tokens, all := s.Tags.AgentTokens(a.Tags)
+		hub := s.ControlPlane != service.ControlPlaneKubernetes
+		wanted, err := tx.ListenerServices(ctx, a.UUID, a.DefaultRouter, tokens, all, hub)
+		if err != nil {
+			return nil, err
+		}
+		var plain []string
+		for _, t := range tokens {
+			if t != service.AllToken {
+				plain = append(plain, t)
+			}
+		}
+		carried, err := tx.ServicesWithTags(ctx, plain)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range wanted {
+			reason := service.ReasonHub
+			if w.Reason != service.ReasonHub {
+				reason = s.selectingTag(a.Tags, carried[w.Service])
+			}
+			port := w.BridgePort
+			by[w.Service] = &agentServiceEntry{Service: w.Service, BridgePort: &port, Reason: reason, Wanted: true}
+		}
+	}
+	listening, err := tx.AgentListeners(ctx, a.UUID)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range listening {
+		e := by[l.Service]
+		if e == nil {
+			e = &agentServiceEntry{Service: l.Service, BridgePort: l.BridgePort}
+			by[l.Service] = e
+		}
+		e.Listening = true
+		e.WrittenAt = &l.WrittenAt
+		e.Acknowledged, e.AcknowledgedAt = l.Acknowledged(), l.AcknowledgedAt
+	}
+	out := make([]agentServiceEntry, 0, len(by))
+	for _, e := range by {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Service < out[j].Service })
+	return out, nil
+}
+
+// selectingTag is the first of agentTags that selects a service carrying
+// the distribution tokens serviceTokens: `<prefix>: all`, or the tag of a
+// token the service carries.
+func (s *Server) selectingTag(agentTags, serviceTokens []string) string {
+	for _, tag := range agentTags {
+		if s.Tags.Selects([]string{tag}, serviceTokens) {
+			return tag
+		}
+	}
+	return ""
+}
+
+// Reason codes the preview adds to service.TagRule.Explain's.
+const (
+	reasonRouterModeNone service.ReasonCode = "router-mode-none"
+	reasonHub            service.ReasonCode = "hub"
+	reasonNoTags         service.ReasonCode = "no-tags"
+)
+
+// previewAgent is one agent of a distribution preview.
+type previewAgent struct {
+	Agent      string `json:"agent"`
+	AgentName  string `json:"agentName"`
+	RouterMode string `json:"routerMode"`
+	// WouldListen: with the previewed tags, the agent's router would hold
+	// the service's listener.
+	WouldListen bool `json:"wouldListen"`
+	// Listening: it holds it now.
+	Listening bool `json:"listening"`
+	// Reasons explains each agent tag (service.TagRule.Explain), plus the
+	// hub role, routerMode none, or the absence of tags.
+	Reasons []service.Reason `json:"reasons"`
+}
+
+// distributionPreview is the answer of GET /services/{name}/distribution.
+type distributionPreview struct {
+	Service string   `json:"service"`
+	Tags    []string `json:"tags"`
+	// IgnoredTags are the previewed tags that are not distribution tokens
+	// (they contain ':' or '=').
+	IgnoredTags []string       `json:"ignoredTags"`
+	Agents      []previewAgent `json:"agents"`
+}
+
+// previewTags reads ?tags=a,b: absent means the service's own tags; empty
+// means no tags. Repeated parameters add up. Tags are taken as written
+// (the rule trims nothing).
+func previewTags(c *gin.Context, own []string) []string {
+	values, ok := c.GetQueryArray("tags")
+	if !ok {
+		return own
+	}
+	out := []string{}
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			if t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// previewDistribution answers which agents would listen for a service with
+// the given tags, and for each agent why or why not. Nothing is written.
+func (s *Server) previewDistribution(c *gin.Context) {
+	name := c.Param("name")
+	ctx := c.Request.Context()
+	var out distributionPreview
+	err := s.inTx(c, func(tx *store.Tx) error {
+		svc, err := tx.GetService(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return serviceNotFound(name)
+		}
+		if err != nil {
+			return err
+		}
+		tags := previewTags(c, svc.Tags)
+		out = distributionPreview{Service: name, Tags: tags, IgnoredTags: []string{}, Agents: []previewAgent{}}
+		for _, t := range tags {
+			if !service.IsDistributionToken(t) {
+				out.IgnoredTags = append(out.IgnoredTags, t)
+			}
+		}
+		hub, err := s.hubAgent(ctx, tx, svc)
+		if err != nil {
+			return err
+		}
+		hubUUID := ""
+		if hub != nil {
+			hubUUID = hub.UUID
+		}
+		listening, err := tx.ServiceListeners(ctx, name)
+		if err != nil {
+			return err
+		}
+		now := map[string]bool{}
+		for _, l := range listening {
+			now[l.Agent] = true
+		}
+		agents, err := tx.ListAgents(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range agents {
+			out.Agents = append(out.Agents, s.previewAgent(a, tags, a.UUID == hubUUID, now[a.UUID]))
+		}
+		return nil
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) previewAgent(a inventory.Agent, tags []string, hub, listening bool) previewAgent {
+	e := s.Tags.Explain(a.Tags, tags)
+	p := previewAgent{Agent: a.UUID, AgentName: a.Name, RouterMode: a.RouterMode, Listening: listening,
+		Reasons: e.Tags}
+	if p.Reasons == nil {
+		p.Reasons = []service.Reason{}
+	}
+	if len(a.Tags) == 0 {
+		p.Reasons = append(p.Reasons, service.Reason{Code: reasonNoTags, Message: "the agent has no tags"})
+	}
+	if hub {
+		p.Reasons = append(p.Reasons, service.Reason{Code: reasonHub,
+			Message: "its router holds the service's hub listener, whatever the tags"})
+	}
+	if !a.HasRouter() {
+		p.Reasons = append(p.Reasons, service.Reason{Code: reasonRouterModeNone,
+			Message: "routerMode none: the agent has no router, so it gets no listeners"})
+		return p
+	}
+	p.WouldListen = e.Selected || hub
+	return p
+}
