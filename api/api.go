@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/auth"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -41,8 +42,10 @@ type Options struct {
 	BridgePortsRaw string
 	Tags           service.TagRule
 	Logger         *slog.Logger
-	// Ready reports whether the dependencies answer, for /readyz.
+	// Ready reports whether Temporal answers, for /readyz.
 	Ready func(context.Context) error
+	// Auth authenticates the users of /api/v3 (not the agents' pull API).
+	Auth auth.Authenticator
 }
 
 // Server holds the handlers' dependencies.
@@ -62,12 +65,15 @@ func New(o Options) http.Handler {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
+	s.openAPIRoutes(r)
 
-	v3 := r.Group("/api/v3")
-	s.agentRoutes(v3)
-	s.microserviceRoutes(v3)
-	s.agentPullRoutes(v3)
-	s.serviceRoutes(v3)
+	// Users authenticate with their bearer token; agents use their own
+	// credential on the pull API only.
+	users := r.Group("/api/v3", s.authorize)
+	s.agentRoutes(users)
+	s.microserviceRoutes(users)
+	s.serviceRoutes(users)
+	s.agentPullRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
 	})
@@ -80,18 +86,25 @@ func (s *Server) timestamp(c *gin.Context) {
 	c.Next()
 }
 
+// readyz is ready when the store answers: that is all the API needs to
+// serve. Temporal is reported but does not gate readiness: without it
+// writes still succeed and the workers' resync starts their reconciles
+// later, while taking every API replica out of its load balancer would
+// also stop the agents' pull API.
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
-	err := s.Store.Ping(ctx)
-	if err == nil && s.Ready != nil {
-		err = s.Ready(ctx)
-	}
-	if err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()})
+	if err := s.Store.Ping(ctx); err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "store": err.Error()})
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	temporal := "ok"
+	if s.Ready != nil {
+		if err := s.Ready(ctx); err != nil {
+			temporal = "unreachable: " + err.Error()
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "store": "ok", "temporal": temporal})
 }
 
 // Error is an API error in the ioFog envelope {"name", "message"}.

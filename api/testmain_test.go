@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"svcbridge/auth"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
@@ -114,6 +115,25 @@ type testAPI struct {
 	srv *httptest.Server
 }
 
+// Test users' tokens, one per role; requests carry the admin's unless they
+// set Authorization themselves.
+var testTokens = map[auth.Role]string{
+	auth.Admin: "test-admin-token-0001", auth.SRE: "test-sre-token-00001",
+	auth.Developer: "test-developer-token", auth.Viewer: "test-viewer-token-01",
+}
+
+func testAuth() auth.Authenticator {
+	var entries []auth.StaticToken
+	for role, token := range testTokens {
+		entries = append(entries, auth.StaticToken{Name: string(role), Role: string(role), Token: token})
+	}
+	a, err := auth.NewStatic(entries...)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
 // newTestAPI serves the API on a fresh store of the dialect. Defaults: a
 // remote control plane, bridge ports 10024-65535, the default tag prefix;
 // opts change them before New.
@@ -129,13 +149,33 @@ func newTestAPI(t testing.TB, dialect string, opts ...func(*Options)) (*testAPI,
 		BridgePortsRaw: "10024-65535",
 		Tags:           service.TagRule{Prefix: service.DefaultTagPrefix},
 		Logger:         slog.New(slog.DiscardHandler),
+		Auth:           testAuth(),
 	}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return serveTestAPI(t, o), st, rec
+}
+
+// serveTestAPI serves the API configured by o.
+func serveTestAPI(t testing.TB, o Options) *testAPI {
 	srv := httptest.NewServer(New(o))
 	t.Cleanup(srv.Close)
-	return &testAPI{t: t, srv: srv}, st, rec
+	client := srv.Client() // the server's one client, used by every test request
+	client.Transport = asAdmin{client.Transport}
+	return &testAPI{t: t, srv: srv}
+}
+
+// asAdmin sends the admin's token with user requests that carry no
+// Authorization of their own; the agents' pull API gets none.
+type asAdmin struct{ base http.RoundTripper }
+
+func (a asAdmin) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, set := r.Header["Authorization"]; !set && !strings.HasPrefix(r.URL.Path, "/api/v3/agent/") {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+testTokens[auth.Admin])
+	}
+	return a.base.RoundTrip(r)
 }
 
 // URL is the server's base URL.

@@ -2,22 +2,15 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"svcbridge/auth/authtest"
 	"testing"
 	"time"
-
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 func TestStaticTokensMapToTheirRoles(t *testing.T) {
@@ -92,93 +85,24 @@ func indexOf(r Role) int {
 	return -1
 }
 
-// issuer is a local OpenID Connect issuer: discovery document and JWKS,
-// with keys the test can rotate.
-type issuer struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	keys []*rsa.PrivateKey
-}
-
-func newIssuer(t *testing.T) *issuer {
-	is := &issuer{}
-	is.rotate(t)
-	mux := http.NewServeMux()
-	is.srv = httptest.NewServer(mux)
-	t.Cleanup(is.srv.Close)
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/keys",
-			"authorization_endpoint": is.srv.URL + "/auth", "token_endpoint": is.srv.URL + "/token",
-			"id_token_signing_alg_values_supported": []string{"RS256"}})
-	})
-	mux.HandleFunc("/keys", func(w http.ResponseWriter, _ *http.Request) {
-		is.mu.Lock()
-		defer is.mu.Unlock()
-		var set jose.JSONWebKeySet
-		for i, k := range is.keys {
-			set.Keys = append(set.Keys, jose.JSONWebKey{Key: &k.PublicKey, KeyID: kid(i), Algorithm: "RS256", Use: "sig"})
-		}
-		json.NewEncoder(w).Encode(set)
-	})
-	return is
-}
-
-func kid(i int) string { return "key-" + string(rune('a'+i)) }
-
-// rotate adds a new signing key; the JWKS serves all keys so far.
-func (is *issuer) rotate(t *testing.T) {
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is.mu.Lock()
-	is.keys = append(is.keys, k)
-	is.mu.Unlock()
-}
-
-// token signs claims with the newest key (or with key, when given).
-func (is *issuer) token(t *testing.T, claims map[string]any, key *rsa.PrivateKey) string {
-	is.mu.Lock()
-	i := len(is.keys) - 1
-	if key == nil {
-		key = is.keys[i]
-	}
-	is.mu.Unlock()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid(i)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
-func (is *issuer) claims(aud string, exp time.Time, roles ...string) map[string]any {
-	return map[string]any{"iss": is.srv.URL, "sub": "u-1", "preferred_username": "alice", "aud": aud,
-		"exp": exp.Unix(), "iat": time.Now().Unix(), "realm_access": map[string]any{"roles": roles}}
-}
-
 func TestOIDCAccessTokens(t *testing.T) {
-	is := newIssuer(t)
+	is := authtest.NewIssuer(t)
 	ctx := context.Background()
-	o, err := NewOIDC(ctx, is.srv.URL, "svcbridge", "realm_access.roles")
+	o, err := NewOIDC(ctx, is.URL, "svcbridge", "realm_access.roles")
 	if err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(time.Hour)
-	p, err := o.Authenticate(ctx, is.token(t, is.claims("svcbridge", later, "offline_access", "developer", "viewer"), nil))
+	p, err := o.Authenticate(ctx, is.Token(t, is.Claims("svcbridge", later, "offline_access", "developer", "viewer"), nil))
 	if err != nil || p != (Principal{Subject: "alice", Role: Developer}) {
 		t.Fatalf("valid token: %v %v, want alice as developer (the strongest role)", p, err)
 	}
-	stranger, _ := rsa.GenerateKey(rand.Reader, 2048)
+	stranger := authtest.StrangerKey(t)
 	for name, tok := range map[string]string{
-		"expired":        is.token(t, is.claims("svcbridge", time.Now().Add(-time.Minute), "admin"), nil),
-		"wrong audience": is.token(t, is.claims("other-app", later, "admin"), nil),
-		"badly signed":   is.token(t, is.claims("svcbridge", later, "admin"), stranger),
-		"no role":        is.token(t, is.claims("svcbridge", later, "offline_access"), nil),
+		"expired":        is.Token(t, is.Claims("svcbridge", time.Now().Add(-time.Minute), "admin"), nil),
+		"wrong audience": is.Token(t, is.Claims("other-app", later, "admin"), nil),
+		"badly signed":   is.Token(t, is.Claims("svcbridge", later, "admin"), stranger),
+		"no role":        is.Token(t, is.Claims("svcbridge", later, "offline_access"), nil),
 		"not a jwt":      "not-a-jwt",
 	} {
 		if p, err := o.Authenticate(ctx, tok); err == nil {
@@ -187,15 +111,15 @@ func TestOIDCAccessTokens(t *testing.T) {
 	}
 	// The issuer rotates its key: tokens signed with the new key are
 	// accepted (the JWKS is fetched again for the unknown kid).
-	is.rotate(t)
-	if p, err := o.Authenticate(ctx, is.token(t, is.claims("svcbridge", later, "admin"), nil)); err != nil || p.Role != Admin {
+	is.Rotate(t)
+	if p, err := o.Authenticate(ctx, is.Token(t, is.Claims("svcbridge", later, "admin"), nil)); err != nil || p.Role != Admin {
 		t.Errorf("token of the rotated key: %v %v", p, err)
 	}
 }
 
 func TestOIDCNeedsAnAudience(t *testing.T) {
-	is := newIssuer(t)
-	if _, err := NewOIDC(context.Background(), is.srv.URL, "", "roles"); err == nil || !strings.Contains(err.Error(), "audience") {
+	is := authtest.NewIssuer(t)
+	if _, err := NewOIDC(context.Background(), is.URL, "", "roles"); err == nil || !strings.Contains(err.Error(), "audience") {
 		t.Errorf("no audience: %v", err)
 	}
 }

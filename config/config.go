@@ -33,6 +33,10 @@ type Config struct {
 	TagPrefix         string
 	ResyncInterval    time.Duration
 	MetricsListen     string
+	AuthTokensFile    string
+	OIDCIssuer        string
+	OIDCAudience      string
+	OIDCRoleClaim     string
 	Kube              kube.Config
 	DriftInterval     time.Duration
 	LogLevel          string
@@ -65,6 +69,10 @@ var Settings = []Setting{
 	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
 	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
 	{"resync-interval", "RESYNC_INTERVAL", "30s", "worker: how often unsettled services are picked up again (a Go duration)"},
+	{"auth-tokens-file", "AUTH_TOKENS_FILE", "", "file of static API tokens with roles (tokens: [{name, role, token | sha256}])"},
+	{"oidc-issuer", "OIDC_ISSUER", "", "OpenID Connect issuer URL whose access tokens the API accepts (e.g. a Keycloak realm)"},
+	{"oidc-audience", "OIDC_AUDIENCE", "", "audience (client ID) those tokens must carry; required with OIDC_ISSUER"},
+	{"oidc-role-claim", "OIDC_ROLE_CLAIM", "realm_access.roles", "dotted path of the token claim holding the role (admin, sre, developer, viewer)"},
 	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -144,6 +152,11 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, bad("drift-interval", "DRIFT_INTERVAL", "must be a Go duration such as 10m, or 0 to turn the check off")
 	}
 	c.MetricsListen = get("metrics-listen")
+	c.AuthTokensFile, c.OIDCIssuer, c.OIDCAudience, c.OIDCRoleClaim =
+		get("auth-tokens-file"), get("oidc-issuer"), get("oidc-audience"), get("oidc-role-claim")
+	if c.OIDCIssuer != "" && c.OIDCAudience == "" {
+		return c, bad("oidc-audience", "OIDC_AUDIENCE", "required with OIDC_ISSUER, so tokens issued to other clients are refused")
+	}
 	c.LogLevel, c.LogFormat = strings.ToLower(get("log-level")), strings.ToLower(get("log-format"))
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -12,6 +12,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 
 	"svcbridge/activities"
 	"svcbridge/api"
+	"svcbridge/auth"
 	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -32,6 +36,46 @@ import (
 )
 
 const taskQueue = "svcbridge-test"
+
+// testAdminToken is the admin's API token in every system under test: the
+// in-process API accepts it, and processes get it through a tokens file
+// (tokensFile). Requests of these tests carry it unless they set their own
+// Authorization (asAdmin).
+const testAdminToken = "systemtest-admin-token-0000000001"
+
+func init() {
+	http.DefaultTransport = asAdmin{http.DefaultTransport}
+}
+
+// asAdmin adds the admin's token to user requests without an
+// Authorization header; the agents' pull API is left alone.
+type asAdmin struct{ base http.RoundTripper }
+
+func (a asAdmin) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, set := r.Header["Authorization"]; !set && strings.HasPrefix(r.URL.Path, "/api/v3/") && !strings.HasPrefix(r.URL.Path, "/api/v3/agent/") {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+testAdminToken)
+	}
+	return a.base.RoundTrip(r)
+}
+
+// tokensFile writes an AUTH_TOKENS_FILE holding the admin's token, for
+// svcbridge processes.
+func tokensFile(t testing.TB) string {
+	path := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(path, []byte("tokens:\n  - {name: test-admin, role: admin, token: "+testAdminToken+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func testAuth() auth.Authenticator {
+	a, err := auth.NewStatic(auth.StaticToken{Name: "test-admin", Role: "admin", Token: testAdminToken})
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
 
 // system is one svcbridge installation under test.
 type system struct {
@@ -96,7 +140,7 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 func (s *system) serveAPI() {
 	t := s.t
 	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, ControlPlane: s.plane,
-		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags})
+		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth()})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
@@ -105,7 +149,7 @@ func (s *system) serveAPI() {
 func (s *system) startWorker() sdkworker.Worker {
 	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf,
 		Kube: s.kube, KubeConfig: s.kubeCfg}
-	w := worker.New(s.temporal, taskQueue, acts)
+	w := worker.New(s.temporal, taskQueue, acts, nil)
 	if err := w.Start(); err != nil {
 		s.t.Fatalf("start worker: %v", err)
 	}

@@ -129,7 +129,7 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
 	args := []string{"dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--temporal-port", fmt.Sprint(temporalPort), "--ui-port", fmt.Sprint(uiPort)}
-	env := []string{"DATABASE_URL="}
+	env := []string{"DATABASE_URL=", "AUTH_TOKENS_FILE=" + tokensFile(t)}
 	dev := start(t, env, args...)
 	s := &system{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
 	waitHTTP(t, s.url+"/readyz", dev)
@@ -138,6 +138,25 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		if !strings.Contains(dev.out(), want) {
 			t.Errorf("dev did not print %s:\n%s", want, dev.out())
 		}
+	}
+
+	// dev made an admin token, readable by its owner only, and it works.
+	tokenPath := filepath.Join(dataDir, "admin.token")
+	fi, err := os.Stat(tokenPath)
+	if err != nil {
+		t.Fatalf("admin token file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("admin token file mode %v, want 0600", fi.Mode().Perm())
+	}
+	adminToken, _ := os.ReadFile(tokenPath)
+	req, _ := http.NewRequest("GET", s.url+"/api/v3/services", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(adminToken)))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the admin token from %s: %v %v", tokenPath, resp, err)
+	}
+	if !strings.Contains(dev.out(), tokenPath) {
+		t.Errorf("dev did not say where its admin token is:\n%s", dev.out())
 	}
 
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
@@ -180,6 +199,9 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	if got.BridgePort != 10024 {
 		t.Errorf("after restart bridgePort %d, want 10024", got.BridgePort)
 	}
+	if again, _ := os.ReadFile(tokenPath); string(again) != string(adminToken) {
+		t.Errorf("the admin token changed across the restart")
+	}
 	if l, _ := s.bridges("hub"); l["vendor-listener"] == nil {
 		t.Errorf("hub listener lost across the restart")
 	}
@@ -199,7 +221,7 @@ func TestKilledWorkerConverges(t *testing.T) {
 	dbURL := storetest.NewPostgresDB(t)
 	s := newSystemOn(t, dbURL, ts)
 	newFleet(s)
-	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(),
+	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(), "AUTH_TOKENS_FILE=" + tokensFile(t),
 		"TEMPORAL_NAMESPACE=" + ts.GetDefaultNamespace(), "TASK_QUEUE=" + taskQueue, "RESYNC_INTERVAL=1s"}
 	w1 := start(t, env, "worker")
 

@@ -115,7 +115,8 @@ func TestTwoAPIsAndTwoWorkers(t *testing.T) {
 	}
 	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(),
 		"TEMPORAL_NAMESPACE=" + ts.GetDefaultNamespace(), "TASK_QUEUE=" + taskQueue, "RESYNC_INTERVAL=1s",
-		"CONTROL_PLANE=remote", "BRIDGE_PORTS_RANGE=10024-65535", "SERVICE_ANNOTATION_TAG=" + replicaTagPrefix}
+		"CONTROL_PLANE=remote", "BRIDGE_PORTS_RANGE=10024-65535", "SERVICE_ANNOTATION_TAG=" + replicaTagPrefix,
+		"AUTH_TOKENS_FILE=" + tokensFile(t)}
 
 	// All four start at once on an empty database: their migrations must
 	// serialise (the README says replicas may start together).

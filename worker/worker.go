@@ -17,11 +17,13 @@ import (
 	"svcbridge/workflows"
 )
 
-// New returns a worker on taskQueue with everything registered.
-func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
+// New returns a worker on taskQueue with everything registered. onFatal,
+// when not nil, hears of an error that stopped the worker for good.
+func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal func(error)) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
 		// Let running activities finish on shutdown instead of cutting them off.
 		WorkerStopTimeout: 10 * time.Second,
+		OnFatalError:      onFatal,
 	})
 	w.RegisterWorkflowWithOptions(workflows.ServiceWorkflow, workflow.RegisterOptions{Name: workflows.ServiceWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})

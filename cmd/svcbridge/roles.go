@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -17,6 +20,7 @@ import (
 
 	"svcbridge/activities"
 	"svcbridge/api"
+	"svcbridge/auth"
 	"svcbridge/config"
 	"svcbridge/devserver"
 	"svcbridge/kube"
@@ -86,13 +90,56 @@ func (p parts) workflowsClient() workflows.Client {
 	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue}
 }
 
+// authenticator builds the API's user authentication from the settings,
+// adding extra (dev's admin token) first.
+func authenticator(ctx context.Context, cfg config.Config, extra ...auth.Authenticator) (auth.Authenticator, error) {
+	chain := auth.Chain(extra)
+	if cfg.AuthTokensFile != "" {
+		s, err := auth.LoadStatic(cfg.AuthTokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("invalid setting AUTH_TOKENS_FILE (--auth-tokens-file): %w", err)
+		}
+		chain = append(chain, s)
+	}
+	if cfg.OIDCIssuer != "" {
+		o, err := auth.NewOIDC(ctx, cfg.OIDCIssuer, cfg.OIDCAudience, cfg.OIDCRoleClaim)
+		if err != nil {
+			return nil, fmt.Errorf("invalid setting OIDC_ISSUER (--oidc-issuer): %w", err)
+		}
+		chain = append(chain, o)
+	}
+	if len(chain) == 0 {
+		return nil, errors.New("no user authentication is configured: set OIDC_ISSUER and OIDC_AUDIENCE, or AUTH_TOKENS_FILE")
+	}
+	return chain, nil
+}
+
+// devAdminToken returns dev's admin token, kept in <data-dir>/admin.token
+// (mode 0600) so it survives restarts; it is made on first start.
+func devAdminToken(dataDir string) (string, string, error) {
+	path := filepath.Join(dataDir, "admin.token")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), path, nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	token := hex.EncodeToString(b)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	return token, path, nil
+}
+
 // serveAPI serves the REST API until ctx ends, then drains requests.
-func (p parts) serveAPI(ctx context.Context, ln net.Listener) error {
+func (p parts) serveAPI(ctx context.Context, ln net.Listener, authn auth.Authenticator) error {
 	h := api.New(api.Options{
 		Store: p.store, Reconciler: p.workflowsClient(), ControlPlane: p.cfg.ControlPlane,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
 		Ready: func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
+		Auth:  authn,
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -119,15 +166,24 @@ func (p parts) runWorker(ctx context.Context) error {
 		}
 		acts.Kube = cs
 	}
-	w := worker.New(p.temporal, p.cfg.TaskQueue, acts)
+	// A worker that stops on a fatal error (its namespace deleted, say)
+	// ends the process, so a supervisor restarts it instead of keeping an
+	// idle process that looks healthy.
+	ctx, fatal := context.WithCancelCause(ctx)
+	defer fatal(nil)
+	w := worker.New(p.temporal, p.cfg.TaskQueue, acts, func(err error) { fatal(fmt.Errorf("worker stopped: %w", err)) })
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	p.log.Info("svcbridge worker polling", "taskQueue", p.cfg.TaskQueue, "temporal", p.cfg.TemporalAddress)
 	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
 	worker.Resync(ctx, p.store, p.workflowsClient(), p.cfg.ResyncInterval, p.cfg.ResyncInterval, p.log)
 	w.Stop()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
 }
 
@@ -156,6 +212,10 @@ func runAPIRole(ctx context.Context, cfg config.Config) error {
 	if err := requireDatabase(cfg); err != nil {
 		return err
 	}
+	authn, err := authenticator(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	p, err := connect(ctx, cfg, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -166,7 +226,7 @@ func runAPIRole(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
 	}
 	p.log.Info("svcbridge api listening", "url", "http://"+ln.Addr().String())
-	return p.serveAPI(ctx, ln)
+	return p.serveAPI(ctx, ln, authn)
 }
 
 func runWorkerRole(ctx context.Context, cfg config.Config) error {
@@ -178,7 +238,6 @@ func runWorkerRole(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer p.close()
-	p.log.Info("svcbridge worker polling", "taskQueue", cfg.TaskQueue, "temporal", cfg.TemporalAddress)
 	if cfg.MetricsListen != "" {
 		ln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
@@ -194,43 +253,88 @@ func runWorkerRole(ctx context.Context, cfg config.Config) error {
 	return p.runWorker(ctx)
 }
 
-// runDev runs everything in one process on loopback.
-func runDev(ctx context.Context, cfg config.Config) error {
+// devSystem is everything `svcbridge dev` runs in one process: the
+// embedded Temporal server (and UI), the store, the API listener with its
+// admin token, ready to run.
+type devSystem struct {
+	parts
+	temporal  *devserver.Server
+	ln        net.Listener
+	authn     auth.Authenticator
+	token     string
+	tokenPath string
+}
+
+// startDev starts the embedded Temporal server and connects the store
+// (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI.
+func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (*devSystem, error) {
 	log := newLogger(cfg)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
+		return nil, fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
 	}
-	ts, err := devserver.Start(ctx, devserver.Options{
-		DataDir: cfg.DataDir, FrontendPort: cfg.TemporalPort, UIPort: cfg.UIPort,
+	d := &devSystem{}
+	var err error
+	if d.token, d.tokenPath, err = devAdminToken(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("admin token in DATA_DIR: %w", err)
+	}
+	admin, err := auth.NewStatic(auth.StaticToken{Name: "dev-admin", Role: string(auth.Admin), Token: d.token})
+	if err != nil {
+		return nil, err
+	}
+	if d.authn, err = authenticator(ctx, cfg, admin); err != nil {
+		return nil, err
+	}
+	d.temporal, err = devserver.Start(ctx, devserver.Options{
+		DataDir: cfg.DataDir, FrontendPort: cfg.TemporalPort, UIPort: uiPort,
 		Namespace: cfg.TemporalNamespace, Logger: log.With("component", "temporal-server"),
 	})
 	if err != nil {
-		return fmt.Errorf("start embedded Temporal: %w", err)
+		return nil, fmt.Errorf("start embedded Temporal: %w", err)
 	}
-	defer ts.Stop()
-	cfg.TemporalAddress = ts.FrontendAddress()
+	cfg.TemporalAddress = d.temporal.FrontendAddress()
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
 		dbURL = filepath.Join(cfg.DataDir, "svcbridge.db")
 	}
-	p, err := connect(ctx, cfg, dbURL)
+	if d.parts, err = connect(ctx, cfg, dbURL); err != nil {
+		d.temporal.Stop()
+		return nil, err
+	}
+	if d.ln, err = net.Listen("tcp", listen); err != nil {
+		d.close()
+		return nil, fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
+	}
+	return d, nil
+}
+
+// run serves the API and runs the worker until ctx ends.
+func (d *devSystem) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.serveAPI(gctx, d.ln, d.authn) })
+	g.Go(func() error { return d.runWorker(gctx) })
+	return g.Wait()
+}
+
+func (d *devSystem) close() {
+	d.parts.close()
+	d.temporal.Stop()
+}
+
+// runDev runs everything in one process on loopback.
+func runDev(ctx context.Context, cfg config.Config) error {
+	d, err := startDev(ctx, cfg, cfg.Listen, cfg.UIPort)
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
-	}
-	fmt.Printf("svcbridge dev is running (control plane %s, store %s)\n", cfg.ControlPlane, p.store.Dialect())
-	fmt.Printf("  API:             http://%s/api/v3/services\n", ln.Addr())
-	fmt.Printf("  Temporal Web UI: %s/namespaces/%s/workflows\n", ts.UIURL(), ts.Namespace())
-	fmt.Printf("  Temporal:        %s (namespace %s)\n", ts.FrontendAddress(), ts.Namespace())
+	defer d.close()
+	fmt.Printf("svcbridge dev is running (control plane %s, store %s)\n", cfg.ControlPlane, d.store.Dialect())
+	fmt.Printf("  API:             http://%s/api/v3/services\n", d.ln.Addr())
+	fmt.Printf("  Temporal Web UI: %s/namespaces/%s/workflows\n", d.temporal.UIURL(), d.temporal.Namespace())
+	fmt.Printf("  Temporal:        %s (namespace %s)\n", d.temporal.FrontendAddress(), d.temporal.Namespace())
+	fmt.Printf("  Admin token:     in %s; the CLI reads it from there, curl needs\n", d.tokenPath)
+	fmt.Printf("                   -H \"Authorization: Bearer $(cat %s)\"\n", d.tokenPath)
 	fmt.Println("Press Ctrl-C to stop.")
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return p.serveAPI(gctx, ln) })
-	g.Go(func() error { return p.runWorker(gctx) })
-	err = g.Wait()
+	err = d.run(ctx)
 	fmt.Println("svcbridge dev stopped")
 	return err
 }

@@ -1,0 +1,45 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/auth"
+)
+
+// principalKey is where authorize leaves the caller for handlers.
+const principalKey = "principal"
+
+// authorize lets a request through when its bearer token names a user
+// whose role may call this route. 401 and 403 answer in the reference
+// controller's shape (key "error"), plus our envelope's name and message.
+func (s *Server) authorize(c *gin.Context) {
+	token := auth.BearerToken(c.Request)
+	if token == "" {
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "Unauthorized: No authentication information found",
+			"name": "AuthenticationError", "message": "Authorization: Bearer <token> is required"})
+		return
+	}
+	var p auth.Principal
+	err := errors.New("no authenticator is configured")
+	if s.Auth != nil {
+		p, err = s.Auth.Authenticate(c.Request.Context(), token)
+	}
+	if err != nil {
+		// Why a token failed (expired, signature, audience) is for the log,
+		// never for the caller.
+		s.requestLogger(c).DebugContext(c.Request.Context(), "token rejected", "error", err)
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "Unauthorized: invalid or expired token",
+			"name": "AuthenticationError", "message": "the bearer token is not valid"})
+		return
+	}
+	if !auth.Allowed(p.Role, c.Request.Method, c.FullPath()) {
+		msg := "role " + string(p.Role) + " may not " + c.Request.Method + " " + c.FullPath()
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "Forbidden", "name": "AuthorizationError", "message": msg})
+		return
+	}
+	c.Set(principalKey, p)
+	c.Next()
+}
