@@ -38,6 +38,7 @@ func rootCmd() *cobra.Command {
 		roleCmd("worker", "Run the Temporal worker against PostgreSQL and a Temporal cluster", runWorkerRole),
 		roleCmd("migrate", "Apply the database schema migrations and exit", runMigrate),
 	)
+	root.AddCommand(cliCommands()...)
 	return root
 }
 

@@ -1,0 +1,566 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+)
+
+// Kinds apply understands.
+var applyKinds = []string{"Service", "Agent", "AgentConfig", "Microservice"}
+
+// document is one YAML document of an apply or delete file.
+type document struct {
+	source string // file name, "-" for stdin
+	index  int    // 1-based position in its file
+	kind   string
+	name   string
+	node   *yaml.Node
+	body   []byte // the document alone, as sent to the API
+}
+
+func (d document) where() string {
+	return fmt.Sprintf("%s, document %d", d.source, d.index)
+}
+
+// ref is kind/name as apply prints it.
+func (d document) ref() string {
+	k := strings.ToLower(d.kind)
+	if k == "agentconfig" {
+		k = "agent"
+	}
+	name := d.name
+	if name == "" {
+		name = "(no name)"
+	}
+	return k + "/" + name
+}
+
+// readDocuments reads every document of the files (a directory: its
+// *.yaml, *.yml and *.json files; "-": stdin), in order. Empty documents
+// are skipped; a file that does not parse is an error before anything is
+// sent.
+func readDocuments(files []string, stdin io.Reader) ([]document, error) {
+	var out []document
+	for _, f := range files {
+		paths := []string{f}
+		if f != "-" {
+			if st, err := os.Stat(f); err == nil && st.IsDir() {
+				entries, err := os.ReadDir(f)
+				if err != nil {
+					return nil, err
+				}
+				paths = nil
+				for _, e := range entries {
+					if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+						paths = append(paths, filepath.Join(f, e.Name()))
+					}
+				}
+				sort.Strings(paths)
+			}
+		}
+		for _, p := range paths {
+			var data []byte
+			var err error
+			if p == "-" {
+				data, err = io.ReadAll(stdin)
+			} else {
+				data, err = os.ReadFile(p)
+			}
+			if err != nil {
+				return nil, err
+			}
+			docs, err := splitDocuments(p, data)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, docs...)
+		}
+	}
+	return out, nil
+}
+
+// splitDocuments splits a YAML stream into its documents.
+func splitDocuments(source string, data []byte) (docs []document, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			docs, err = nil, fmt.Errorf("%s: cannot parse YAML: %v", source, r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for i := 1; ; i++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
+		}
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].ShortTag() == "!!null") {
+			continue // an empty document, e.g. after a trailing ---
+		}
+		body, err := yaml.Marshal(&n)
+		if err != nil {
+			return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
+		}
+		d := document{source: source, index: i, node: &n, body: body}
+		var head struct {
+			Kind     string `yaml:"kind"`
+			Metadata struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
+		}
+		_ = n.Decode(&head) // a bad shape is the API's to explain
+		d.kind, d.name = head.Kind, head.Metadata.Name
+		docs = append(docs, d)
+	}
+}
+
+func applyCmd(o Options) *cobra.Command {
+	var c conn
+	var w waitFlags
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create or update services, agents and microservices from YAML",
+		Long: `Create or update what YAML files declare: kind Service, Agent, AgentConfig and
+Microservice, several documents per file (separated by ---).
+
+Documents are applied in file order, so put agents and microservices before the
+services that use them. Each document prints one line:
+
+  agent/fog-a created (agent token, shown once: ...)
+  service/checkout created | configured | unchanged
+
+A Service that does not exist is created (POST /api/v3/services/yaml); one that
+exists is replaced by the document (PATCH /api/v3/services/yaml/{name}) unless it
+already matches it ("unchanged"). An Agent or AgentConfig document creates the
+agent or replaces it (POST /api/v3/agents/yaml). A Microservice document has
+metadata.name "application/name" (or name plus spec.application), spec.agent
+(an agent name or uuid, or {name: ...}) and optionally spec.hostNetworkMode.
+
+A document that fails does not stop the others; the exit code then reports the
+worst failure. With --wait, apply then waits until every applied service is
+ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
+unchanged service that is not ready, or that follows a change to an agent or a
+microservice in the same run, is reconciled again first, so that its status is
+current rather than older than the apply.
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge apply -f checkout.yaml
+  svcbridge apply -f fleet/ --wait --timeout 60s
+  cat checkout.yaml | svcbridge apply -f -`,
+		Args: cobra.NoArgs,
+		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return errors.New("apply needs -f FILE (a file, a directory, or - for stdin)")
+			}
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			docs, err := readDocuments(files, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			if len(docs) == 0 {
+				return errors.New("no documents to apply")
+			}
+			return runApply(cmd.Context(), cmd, client, docs, w)
+		}),
+	}
+	c.flags(cmd)
+	w.flags(cmd, "wait until every applied service is ready")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "YAML file, directory, or - for stdin (repeatable)")
+	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	return cmd
+}
+
+// runApply applies docs in order, then waits if asked.
+func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []document, w waitFlags) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var errs []error
+	type applied struct {
+		name      string
+		unchanged bool
+	}
+	var services []applied
+	inventoryChanged := false
+	for _, d := range docs {
+		line, err := applyOne(ctx, c, d)
+		if err != nil {
+			var ue *UnreachableError
+			if errors.As(err, &ue) {
+				// Nothing else can work.
+				return err
+			}
+			fmt.Fprintf(errOut, "error: %s (%s): %v\n", d.ref(), d.where(), err)
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintln(out, line)
+		unchanged := strings.HasSuffix(line, " unchanged")
+		if d.kind == "Service" {
+			services = append(services, applied{d.name, unchanged})
+		} else if !unchanged {
+			inventoryChanged = true
+		}
+	}
+	if w.wait {
+		var targets []*waitTarget
+		for _, s := range services {
+			if !s.unchanged {
+				// A new generation: its reconcile is the answer.
+				targets = append(targets, &waitTarget{name: s.name, goal: untilReady})
+				continue
+			}
+			// An unchanged service's status may predate this apply: when
+			// it is not ready, or an agent or microservice changed
+			// meanwhile, a reconcile now gives the current answer.
+			cur, err := c.GetService(ctx, s.name)
+			if err == nil && cur.Settled() && cur.ProvisioningStatus == "ready" && !inventoryChanged {
+				targets = append(targets, &waitTarget{name: s.name, goal: untilReady})
+				continue
+			}
+			if err == nil {
+				err = c.ReconcileService(ctx, s.name)
+			}
+			if err != nil {
+				fmt.Fprintf(errOut, "error: service/%s: %v\n", s.name, err)
+				errs = append(errs, err)
+				continue
+			}
+			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, before: cur.UpdatedAt})
+		}
+		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+			errs = append(errs, err)
+			printErrors(errOut, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err := join(errs)
+	return &reported{code: ExitCode(err), msg: err.Error()}
+}
+
+func newWaiter(cmd *cobra.Command, c *Client) *waiter {
+	p := progressWriter(cmd)
+	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p)}
+}
+
+// applyOne applies one document and returns its line.
+func applyOne(ctx context.Context, c *Client, d document) (string, error) {
+	switch d.kind {
+	case "Service":
+		return applyService(ctx, c, d)
+	case "Agent", "AgentConfig":
+		return applyAgent(ctx, c, d)
+	case "Microservice":
+		return applyMicroservice(ctx, c, d)
+	case "":
+		return "", errors.New("the document has no kind")
+	}
+	return "", fmt.Errorf("kind %s is not one of %s", d.kind, strings.Join(applyKinds, ", "))
+}
+
+// ---- Service ----
+
+// serviceDoc is what apply compares to decide "unchanged".
+type serviceDoc struct {
+	Metadata struct {
+		Name string    `yaml:"name"`
+		Tags *[]string `yaml:"tags"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Type          string  `yaml:"type"`
+		Resource      string  `yaml:"resource"`
+		TargetPort    int     `yaml:"targetPort"`
+		DefaultBridge string  `yaml:"defaultBridge"`
+		ServicePort   *int    `yaml:"servicePort"`
+		K8sType       *string `yaml:"k8sType"`
+	} `yaml:"spec"`
+}
+
+func applyService(ctx context.Context, c *Client, d document) (string, error) {
+	if d.name == "" {
+		// Let the API say what is missing.
+		_, err := c.CreateServiceYAML(ctx, d.body)
+		if err == nil {
+			err = errors.New("created a service without metadata.name")
+		}
+		return "", err
+	}
+	cur, err := c.GetService(ctx, d.name)
+	if NotFound(err) {
+		_, err = c.CreateServiceYAML(ctx, d.body)
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Status != http.StatusConflict || !strings.Contains(ae.Message, "already exists") {
+			if err != nil {
+				return "", err
+			}
+			return d.ref() + " created", nil
+		}
+		// Created concurrently: replace it below.
+		if cur, err = c.GetService(ctx, d.name); err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	if serviceUnchanged(ctx, c, d, cur) {
+		return d.ref() + " unchanged", nil
+	}
+	if err := c.ReplaceServiceYAML(ctx, d.name, d.body); err != nil {
+		return "", err
+	}
+	return d.ref() + " configured", nil
+}
+
+// serviceUnchanged reports whether the document matches the stored
+// service. Anything it cannot tell for sure counts as changed.
+func serviceUnchanged(ctx context.Context, c *Client, d document, cur Service) bool {
+	var want serviceDoc
+	if err := d.node.Decode(&want); err != nil {
+		return false
+	}
+	s := want.Spec
+	tags := []string{}
+	if want.Metadata.Tags != nil {
+		tags = *want.Metadata.Tags
+	}
+	curTags := cur.Tags
+	if curTags == nil {
+		curTags = []string{}
+	}
+	if s.Type != cur.Type || s.TargetPort != cur.TargetPort || !slices.Equal(tags, curTags) {
+		return false
+	}
+	bridge := s.DefaultBridge
+	if bridge == "" {
+		bridge = "default-router"
+	}
+	needInventory := (s.Resource != cur.Resource && (s.Type == "microservice" || s.Type == "agent")) || bridge != cur.DefaultBridge
+	if needInventory {
+		inv, err := loadInventory(ctx, c, s.Type == "microservice")
+		if err != nil {
+			return false
+		}
+		if s.Resource != cur.Resource {
+			var id string
+			var ok bool
+			if s.Type == "microservice" {
+				id, ok = inv.msUUID(s.Resource)
+			} else {
+				id, ok = inv.agentUUID(s.Resource)
+			}
+			if !ok || id != cur.Resource {
+				return false
+			}
+		}
+		if bridge != cur.DefaultBridge {
+			if id, ok := inv.agentUUID(bridge); !ok || id != cur.DefaultBridge {
+				return false
+			}
+		}
+	} else if s.Resource != cur.Resource {
+		return false
+	}
+	// On a remote control plane the server sets servicePort to the bridge
+	// port and drops k8sType, whatever the document says.
+	remote := cur.K8sType == nil && cur.ServicePort != nil && *cur.ServicePort == cur.BridgePort
+	if !remote {
+		if !equalPtr(s.ServicePort, cur.ServicePort) || !equalPtr(s.K8sType, cur.K8sType) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// ---- Agent, AgentConfig ----
+
+type agentDoc struct {
+	Metadata struct {
+		Name string    `yaml:"name"`
+		Tags *[]string `yaml:"tags"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Host            string    `yaml:"host"`
+		RouterMode      string    `yaml:"routerMode"`
+		UpstreamRouters *[]string `yaml:"upstreamRouters"`
+		DefaultRouter   bool      `yaml:"defaultRouter"`
+	} `yaml:"spec"`
+}
+
+func applyAgent(ctx context.Context, c *Client, d document) (string, error) {
+	if d.name != "" {
+		if cur, err := c.GetAgent(ctx, d.name); err == nil && cur.Name == d.name && agentUnchanged(ctx, c, d, cur) {
+			return d.ref() + " unchanged", nil
+		} else if err != nil && !NotFound(err) {
+			return "", err
+		}
+	}
+	a, created, err := c.ApplyAgentYAML(ctx, d.body)
+	if err != nil {
+		return "", err
+	}
+	ref := "agent/" + a.Name
+	if !created {
+		return ref + " configured", nil
+	}
+	if a.Token != "" {
+		return ref + " created (agent token, shown once: " + a.Token + ")", nil
+	}
+	return ref + " created", nil
+}
+
+func agentUnchanged(ctx context.Context, c *Client, d document, cur Agent) bool {
+	var want agentDoc
+	if err := d.node.Decode(&want); err != nil {
+		return false
+	}
+	mode := want.Spec.RouterMode
+	if mode == "" {
+		mode = "edge"
+	}
+	tags, ups := []string{}, []string{}
+	if want.Metadata.Tags != nil {
+		tags = *want.Metadata.Tags
+	}
+	if want.Spec.UpstreamRouters != nil {
+		ups = *want.Spec.UpstreamRouters
+	}
+	if want.Spec.Host != cur.Host || mode != cur.RouterMode || want.Spec.DefaultRouter != cur.DefaultRouter ||
+		!slices.Equal(tags, nonNil(cur.Tags)) || len(ups) != len(cur.UpstreamRouters) {
+		return false
+	}
+	if len(ups) == 0 {
+		return true
+	}
+	inv, err := loadInventory(ctx, c, false)
+	if err != nil {
+		return false
+	}
+	for i, ref := range ups {
+		if id, ok := inv.agentUUID(ref); !ok || id != cur.UpstreamRouters[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ---- Microservice ----
+
+func applyMicroservice(ctx context.Context, c *Client, d document) (string, error) {
+	app, name, agent, hostNet, err := microserviceFields(d)
+	if err != nil {
+		return "", err
+	}
+	full := app + "/" + name
+	ms, err := c.ListMicroservices(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := "microservice/" + full
+	for _, m := range ms {
+		if m.Application != app || m.Name != name {
+			continue
+		}
+		fields := map[string]any{}
+		if agent != "" {
+			a, err := c.GetAgent(ctx, agent)
+			if err != nil && !NotFound(err) {
+				return "", err
+			}
+			if err != nil || a.UUID != m.Agent {
+				fields["agent"] = agent // the API explains an unknown agent
+			}
+		}
+		if hostNet != nil && *hostNet != m.HostNetworkMode {
+			fields["hostNetworkMode"] = *hostNet
+		}
+		if len(fields) == 0 {
+			return ref + " unchanged", nil
+		}
+		if _, err := c.PatchMicroservice(ctx, m.UUID, fields); err != nil {
+			return "", err
+		}
+		return ref + " configured", nil
+	}
+	fields := map[string]any{"application": app, "name": name}
+	if agent != "" {
+		fields["agent"] = agent
+	}
+	if hostNet != nil {
+		fields["hostNetworkMode"] = *hostNet
+	}
+	if _, err := c.CreateMicroservice(ctx, fields); err != nil {
+		return "", err
+	}
+	return ref + " created", nil
+}
+
+// microserviceFields reads a kind: Microservice document.
+func microserviceFields(d document) (app, name, agent string, hostNet *bool, err error) {
+	var doc struct {
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Application     string    `yaml:"application"`
+			Agent           yaml.Node `yaml:"agent"`
+			HostNetworkMode *bool     `yaml:"hostNetworkMode"`
+		} `yaml:"spec"`
+	}
+	if err := d.node.Decode(&doc); err != nil {
+		return "", "", "", nil, fmt.Errorf("invalid Microservice document: %v", err)
+	}
+	name, app = doc.Metadata.Name, doc.Spec.Application
+	if a, n, ok := strings.Cut(name, "/"); ok {
+		app, name = a, n
+	}
+	if app == "" || name == "" {
+		return "", "", "", nil, errors.New("a Microservice needs metadata.name application/name (or name and spec.application)")
+	}
+	switch doc.Spec.Agent.Kind {
+	case 0:
+	case yaml.ScalarNode:
+		agent = doc.Spec.Agent.Value
+	case yaml.MappingNode:
+		var a struct {
+			Name string `yaml:"name"`
+		}
+		if err := doc.Spec.Agent.Decode(&a); err != nil {
+			return "", "", "", nil, fmt.Errorf("invalid spec.agent: %v", err)
+		}
+		agent = a.Name
+	default:
+		return "", "", "", nil, errors.New("spec.agent must be an agent name or {name: ...}")
+	}
+	return app, name, agent, doc.Spec.HostNetworkMode, nil
+}

@@ -1,0 +1,524 @@
+// Package cli is svcbridge's command-line client: a small typed client of
+// the REST API (Client) and the cobra commands built on it (Commands):
+// apply, get, describe, delete, reconcile, status and bench.
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client calls svcbridge's REST API. The zero HTTP uses a client with a 30 s
+// timeout per request.
+type Client struct {
+	// Server is the base URL, e.g. http://127.0.0.1:8080.
+	Server string
+	// Token, when set, is sent as `Authorization: Bearer <token>`.
+	Token string
+	HTTP  *http.Client
+}
+
+// APIError is an answer of the API outside 2xx: its HTTP status and the
+// {"name", "message"} envelope.
+type APIError struct {
+	Status  int    `json:"-"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	// Method and Path say which request it answered.
+	Method, Path string `json:"-"`
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	if e.Name != "" {
+		return fmt.Sprintf("%s (%d %s)", msg, e.Status, e.Name)
+	}
+	return fmt.Sprintf("%s (%d)", msg, e.Status)
+}
+
+// NotFound reports whether err is a 404 answer.
+func NotFound(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// routeMissing reports whether err is the 404 of a route this server does
+// not have (an older server), as opposed to an unknown object.
+func routeMissing(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Status == http.StatusNotFound && strings.HasPrefix(e.Message, "Route ")
+}
+
+// UnreachableError is a request that got no HTTP answer at all.
+type UnreachableError struct {
+	Server string
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the svcbridge server at %s: %v (set --server or SVCBRIDGE_SERVER)", e.Server, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ---- API objects ----
+
+// Service is a Service as the API answers it. Raw keeps the answer as it
+// was, so that -o json|yaml prints every field, including ones this client
+// does not know.
+type Service struct {
+	Name               string              `json:"name"`
+	Tags               []string            `json:"tags"`
+	Type               string              `json:"type"`
+	Resource           string              `json:"resource"`
+	TargetPort         int                 `json:"targetPort"`
+	DefaultBridge      string              `json:"defaultBridge"`
+	ServicePort        *int                `json:"servicePort"`
+	K8sType            *string             `json:"k8sType"`
+	BridgePort         int                 `json:"bridgePort"`
+	ServiceEndpoint    *string             `json:"serviceEndpoint"`
+	ProvisioningStatus string              `json:"provisioningStatus"`
+	ProvisioningError  *string             `json:"provisioningError"`
+	Generation         int64               `json:"generation"`
+	ObservedGeneration int64               `json:"observedGeneration"`
+	CreatedAt          time.Time           `json:"createdAt"`
+	UpdatedAt          time.Time           `json:"updatedAt"`
+	WorkflowID         string              `json:"workflowId"`
+	Distribution       []DistributionEntry `json:"distribution"`
+	// HasDistribution: the server answered a distribution array (newer
+	// servers do, on GET /services/{name}).
+	HasDistribution bool            `json:"-"`
+	Raw             json.RawMessage `json:"-"`
+}
+
+// Settled reports whether the last finished reconcile is of the latest
+// change.
+func (s Service) Settled() bool { return s.ObservedGeneration == s.Generation }
+
+// ErrorText is the provisioningError, or "".
+func (s Service) ErrorText() string {
+	if s.ProvisioningError == nil {
+		return ""
+	}
+	return *s.ProvisioningError
+}
+
+// DistributionEntry is one agent of a service's distribution.
+type DistributionEntry struct {
+	Agent     string `json:"agent"`
+	AgentName string `json:"agentName"`
+	Listening bool   `json:"listening"`
+	// Wanted is nil when the server does not say.
+	Wanted         *bool      `json:"wanted"`
+	Reason         string     `json:"reason"`
+	WrittenAt      *time.Time `json:"writtenAt"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// Agents counts the agents that listen for s, of those that should: with
+// the wanted flag, those wanted (plus any still listening that is not);
+// without it, every entry.
+func (s Service) Agents() (listening, total int) {
+	for _, e := range s.Distribution {
+		if e.Wanted == nil || *e.Wanted || e.Listening {
+			total++
+		}
+		if e.Listening && (e.Wanted == nil || *e.Wanted) {
+			listening++
+		}
+	}
+	return listening, total
+}
+
+// Agent is an agent as the API answers it.
+type Agent struct {
+	UUID            string          `json:"uuid"`
+	Name            string          `json:"name"`
+	Host            string          `json:"host"`
+	RouterMode      string          `json:"routerMode"`
+	DefaultRouter   bool            `json:"defaultRouter"`
+	Tags            []string        `json:"tags"`
+	UpstreamRouters []string        `json:"upstreamRouters"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	UpdatedAt       time.Time       `json:"updatedAt"`
+	Token           string          `json:"token,omitempty"` // only in a create's answer
+	Raw             json.RawMessage `json:"-"`
+}
+
+// Microservice is a microservice as the API answers it.
+type Microservice struct {
+	UUID            string          `json:"uuid"`
+	Application     string          `json:"application"`
+	Name            string          `json:"name"`
+	Agent           string          `json:"agent"` // uuid
+	HostNetworkMode bool            `json:"hostNetworkMode"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	UpdatedAt       time.Time       `json:"updatedAt"`
+	Raw             json.RawMessage `json:"-"`
+}
+
+// RouterListener is a tcpListener of a router config.
+type RouterListener struct {
+	Name    string `json:"name"`
+	Port    string `json:"port"`
+	Address string `json:"address"`
+}
+
+// RouterConfig is the part of an agent's router document the CLI reads.
+type RouterConfig struct {
+	Bridges struct {
+		TCPListeners  map[string]RouterListener  `json:"tcpListeners"`
+		TCPConnectors map[string]json.RawMessage `json:"tcpConnectors"`
+	} `json:"bridges"`
+	Raw json.RawMessage `json:"-"`
+}
+
+// ---- transport ----
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return defaultHTTP
+}
+
+var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
+
+// do sends one request and returns the body of a 2xx answer, an *APIError
+// otherwise, or an *UnreachableError when no answer came.
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
+	if err != nil {
+		return 0, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "svcbridge-cli")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, ctx.Err()
+		}
+		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
+		if json.Unmarshal(out, e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(out))
+			if len(e.Message) > 300 {
+				e.Message = e.Message[:300] + "…"
+			}
+		}
+		return resp.StatusCode, out, e
+	}
+	return resp.StatusCode, out, nil
+}
+
+// getJSON GETs path into v and returns the raw answer.
+func (c *Client) getJSON(ctx context.Context, path string, v any) ([]byte, error) {
+	_, body, err := c.do(ctx, http.MethodGet, path, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, fmt.Errorf("GET %s: unexpected answer: %v", path, err)
+	}
+	return body, nil
+}
+
+func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any) (int, []byte, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return 0, nil, err
+	}
+	code, body, err := c.do(ctx, method, path, "application/json", b)
+	if err != nil {
+		return code, body, err
+	}
+	if out != nil && len(body) > 0 {
+		if err := json.Unmarshal(body, out); err != nil {
+			return code, body, fmt.Errorf("%s %s: unexpected answer: %v", method, path, err)
+		}
+	}
+	return code, body, nil
+}
+
+// upload sends doc as the file of a multipart field.
+func (c *Client) upload(ctx context.Context, method, path, field string, doc []byte) (int, []byte, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile(field, field+".yaml")
+	if err != nil {
+		return 0, nil, err
+	}
+	fw.Write(doc)
+	if err := mw.Close(); err != nil {
+		return 0, nil, err
+	}
+	return c.do(ctx, method, path, mw.FormDataContentType(), buf.Bytes())
+}
+
+func esc(s string) string { return url.PathEscape(s) }
+
+// ---- services ----
+
+func decodeService(raw []byte) (Service, error) {
+	var s Service
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("unexpected service answer: %v", err)
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) == nil {
+		_, s.HasDistribution = keys["distribution"]
+	}
+	s.Raw = raw
+	return s, nil
+}
+
+// ListServices lists the services, sorted by name.
+func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
+	var raws []json.RawMessage
+	if _, err := c.getJSON(ctx, "/api/v3/services", &raws); err != nil {
+		return nil, err
+	}
+	out := make([]Service, 0, len(raws))
+	for _, r := range raws {
+		s, err := decodeService(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// GetService reads one service (with its distribution on servers that
+// answer one).
+func (c *Client) GetService(ctx context.Context, name string) (Service, error) {
+	_, body, err := c.do(ctx, http.MethodGet, "/api/v3/services/"+esc(name), "", nil)
+	if err != nil {
+		return Service{}, err
+	}
+	return decodeService(body)
+}
+
+// CreateServiceYAML creates a service from one kind: Service document.
+func (c *Client) CreateServiceYAML(ctx context.Context, doc []byte) (Service, error) {
+	_, body, err := c.upload(ctx, http.MethodPost, "/api/v3/services/yaml", "service", doc)
+	if err != nil {
+		return Service{}, err
+	}
+	return decodeService(body)
+}
+
+// ReplaceServiceYAML makes the service named name the document doc (the
+// whole desired document).
+func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte) error {
+	_, _, err := c.upload(ctx, http.MethodPatch, "/api/v3/services/yaml/"+esc(name), "service", doc)
+	return err
+}
+
+// CreateService creates a service from its JSON fields.
+func (c *Client) CreateService(ctx context.Context, fields map[string]any) (Service, error) {
+	_, body, err := c.sendJSON(ctx, http.MethodPost, "/api/v3/services", fields, nil)
+	if err != nil {
+		return Service{}, err
+	}
+	return decodeService(body)
+}
+
+// PatchService changes the given fields of a service.
+func (c *Client) PatchService(ctx context.Context, name string, fields map[string]any) error {
+	_, _, err := c.sendJSON(ctx, http.MethodPatch, "/api/v3/services/"+esc(name), fields, nil)
+	return err
+}
+
+// DeleteService deletes a service; its workflow removes its router objects.
+func (c *Client) DeleteService(ctx context.Context, name string) error {
+	_, _, err := c.do(ctx, http.MethodDelete, "/api/v3/services/"+esc(name), "", nil)
+	return err
+}
+
+// ReconcileService asks for a reconcile now.
+func (c *Client) ReconcileService(ctx context.Context, name string) error {
+	_, _, err := c.do(ctx, http.MethodPost, "/api/v3/services/"+esc(name)+"/reconcile", "", nil)
+	return err
+}
+
+// ---- agents ----
+
+func decodeAgent(raw []byte) (Agent, error) {
+	var a Agent
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("unexpected agent answer: %v", err)
+	}
+	a.Raw = raw
+	return a, nil
+}
+
+// ListAgents lists the agents.
+func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
+	var raws []json.RawMessage
+	if _, err := c.getJSON(ctx, "/api/v3/agents", &raws); err != nil {
+		return nil, err
+	}
+	out := make([]Agent, 0, len(raws))
+	for _, r := range raws {
+		a, err := decodeAgent(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// GetAgent reads an agent by name or uuid.
+func (c *Client) GetAgent(ctx context.Context, ref string) (Agent, error) {
+	_, body, err := c.do(ctx, http.MethodGet, "/api/v3/agents/"+esc(ref), "", nil)
+	if err != nil {
+		return Agent{}, err
+	}
+	return decodeAgent(body)
+}
+
+// ApplyAgentYAML creates or replaces an agent from a kind: Agent or
+// AgentConfig document; created reports a create (whose answer carries the
+// agent's token, shown once).
+func (c *Client) ApplyAgentYAML(ctx context.Context, doc []byte) (a Agent, created bool, err error) {
+	code, body, err := c.upload(ctx, http.MethodPost, "/api/v3/agents/yaml", "agent", doc)
+	if err != nil {
+		return Agent{}, false, err
+	}
+	a, err = decodeAgent(body)
+	return a, code == http.StatusCreated, err
+}
+
+// CreateAgent creates an agent from its JSON fields.
+func (c *Client) CreateAgent(ctx context.Context, fields map[string]any) (Agent, error) {
+	_, body, err := c.sendJSON(ctx, http.MethodPost, "/api/v3/agents", fields, nil)
+	if err != nil {
+		return Agent{}, err
+	}
+	return decodeAgent(body)
+}
+
+// DeleteAgent deletes an agent.
+func (c *Client) DeleteAgent(ctx context.Context, ref string) error {
+	_, _, err := c.do(ctx, http.MethodDelete, "/api/v3/agents/"+esc(ref), "", nil)
+	return err
+}
+
+// AgentRouter reads an agent's router config document.
+func (c *Client) AgentRouter(ctx context.Context, ref string) (RouterConfig, error) {
+	var rc RouterConfig
+	raw, err := c.getJSON(ctx, "/api/v3/agents/"+esc(ref)+"/router", &rc)
+	rc.Raw = raw
+	return rc, err
+}
+
+// ---- microservices ----
+
+func decodeMicroservice(raw []byte) (Microservice, error) {
+	var m Microservice
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("unexpected microservice answer: %v", err)
+	}
+	m.Raw = raw
+	return m, nil
+}
+
+// ListMicroservices lists the microservices.
+func (c *Client) ListMicroservices(ctx context.Context) ([]Microservice, error) {
+	var raws []json.RawMessage
+	if _, err := c.getJSON(ctx, "/api/v3/microservices", &raws); err != nil {
+		return nil, err
+	}
+	out := make([]Microservice, 0, len(raws))
+	for _, r := range raws {
+		m, err := decodeMicroservice(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// CreateMicroservice creates a microservice from its JSON fields.
+func (c *Client) CreateMicroservice(ctx context.Context, fields map[string]any) (Microservice, error) {
+	_, body, err := c.sendJSON(ctx, http.MethodPost, "/api/v3/microservices", fields, nil)
+	if err != nil {
+		return Microservice{}, err
+	}
+	return decodeMicroservice(body)
+}
+
+// PatchMicroservice changes the given fields of a microservice.
+func (c *Client) PatchMicroservice(ctx context.Context, uuid string, fields map[string]any) (Microservice, error) {
+	_, body, err := c.sendJSON(ctx, http.MethodPatch, "/api/v3/microservices/"+esc(uuid), fields, nil)
+	if err != nil {
+		return Microservice{}, err
+	}
+	return decodeMicroservice(body)
+}
+
+// Healthz checks that the server answers.
+func (c *Client) Healthz(ctx context.Context) error {
+	_, _, err := c.do(ctx, http.MethodGet, "/healthz", "", nil)
+	return err
+}
+
+// AgentService is one service of GET /agents/{x}/services: what the
+// agent's router listens for, or should.
+type AgentService struct {
+	Service        string     `json:"service"`
+	BridgePort     *int       `json:"bridgePort"`
+	Reason         string     `json:"reason"`
+	Listening      bool       `json:"listening"`
+	Wanted         *bool      `json:"wanted"`
+	WrittenAt      *time.Time `json:"writtenAt"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// AgentServices lists what an agent listens for. supported is false on a
+// server without the route.
+func (c *Client) AgentServices(ctx context.Context, ref string) (out []AgentService, supported bool, err error) {
+	_, err = c.getJSON(ctx, "/api/v3/agents/"+esc(ref)+"/services", &out)
+	if routeMissing(err) {
+		return nil, false, nil
+	}
+	return out, err == nil, err
+}
+
+// DeleteMicroservice deletes a microservice by uuid.
+func (c *Client) DeleteMicroservice(ctx context.Context, uuid string) error {
+	_, _, err := c.do(ctx, http.MethodDelete, "/api/v3/microservices/"+esc(uuid), "", nil)
+	return err
+}

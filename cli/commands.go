@@ -1,0 +1,352 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes of the client commands; scripts may rely on them.
+const (
+	ExitOK          = 0 // done
+	ExitOther       = 1 // usage error, unreadable input, or any other error
+	ExitRejected    = 2 // the API rejected a request (4xx); its message is printed
+	ExitFailed      = 3 // a service failed to provision; its provisioningError is printed
+	ExitTimeout     = 4 // --wait gave up after --timeout
+	ExitUnreachable = 5 // no answer from the server
+)
+
+// exitCodesHelp is appended to the help of every client command.
+const exitCodesHelp = `
+
+Exit codes:
+  0  done
+  1  usage error, unreadable input, or another error
+  2  the API rejected a request (4xx); the API's message is printed
+  3  a service failed to provision (--wait); its provisioningError is printed
+  4  --wait gave up after --timeout
+  5  the server could not be reached
+When several things fail, the highest code wins.`
+
+const connectionHelp = `
+The server is --server, else $SVCBRIDGE_SERVER, else http://127.0.0.1:8080 (what
+'svcbridge dev' listens on). The bearer token is --token, else $SVCBRIDGE_TOKEN, else
+the file admin.token in the data directory (--data-dir / $DATA_DIR, default
+./.svcbridge) when it exists.`
+
+// DefaultServer is the API 'svcbridge dev' serves.
+const DefaultServer = "http://127.0.0.1:8080"
+
+// DefaultUI is the Temporal Web UI 'svcbridge dev' serves.
+const DefaultUI = "http://127.0.0.1:8233"
+
+// Options configure Commands.
+type Options struct {
+	// Embedded starts an in-process svcbridge (store, Temporal, worker,
+	// API on loopback) for `bench` without --server. Nil: bench needs
+	// --server.
+	Embedded func(ctx context.Context, cmd *cobra.Command) (Embedded, error)
+	// Exit ends the process with codes 2 and up (default os.Exit); a
+	// code 1 error is returned to cobra's caller, which exits 1.
+	Exit func(code int)
+}
+
+// Embedded is a running in-process svcbridge.
+type Embedded struct {
+	Server string // base URL of its API
+	Token  string // API token, when it requires one
+	Stop   func()
+}
+
+// Commands returns the client commands for the root command: apply, get,
+// describe, delete, reconcile, status and bench.
+func Commands(o Options) []*cobra.Command {
+	if o.Exit == nil {
+		o.Exit = os.Exit
+	}
+	cmds := []*cobra.Command{
+		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o),
+	}
+	for _, c := range cmds {
+		c.SetUsageTemplate(usageTemplate)
+	}
+	return cmds
+}
+
+// usageTemplate is cobra's, without the root's server settings ("Global
+// Flags"), which are not the client's.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
+
+The server settings (--data-dir, --temporal-namespace, ...) are listed by 'svcbridge --help'.
+`
+
+// ---- errors and exit codes ----
+
+// ExitError carries an exit code for err.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// FailedError is a service whose reconcile failed.
+type FailedError struct {
+	Service, Message string
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("service %s failed: %s", e.Service, e.Message)
+}
+
+// TimeoutError is a --wait that gave up.
+type TimeoutError struct {
+	After time.Duration
+	State string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %s; %s", e.After, e.State)
+}
+
+// ExitCode is the exit code for err (see the constants).
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	var ue *UnreachableError
+	var ae *APIError
+	var fe *FailedError
+	var te *TimeoutError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &ue):
+		return ExitUnreachable
+	case errors.As(err, &te):
+		return ExitTimeout
+	case errors.As(err, &fe):
+		return ExitFailed
+	case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500:
+		return ExitRejected
+	}
+	return ExitOther
+}
+
+// multiError joins errors; its exit code is the highest of theirs.
+type multiError []error
+
+func (m multiError) Error() string {
+	parts := make([]string, len(m))
+	for i, e := range m {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// join returns nil, the one error, or a multiError with the highest code.
+func join(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	code := 0
+	for _, e := range errs {
+		code = max(code, ExitCode(e))
+	}
+	return &ExitError{Code: code, Err: multiError(errs)}
+}
+
+// printErrors prints "error: ..." for each error joined in err.
+func printErrors(w io.Writer, err error) {
+	var m multiError
+	if errors.As(err, &m) {
+		for _, e := range m {
+			fmt.Fprintln(w, "error:", e)
+		}
+		return
+	}
+	fmt.Fprintln(w, "error:", err)
+}
+
+// reported is an error whose message was printed already, line by line.
+type reported struct {
+	code int
+	msg  string
+}
+
+func (r *reported) Error() string { return r.msg }
+
+// run adapts a command function: an error with code 2 and up is printed
+// and ends the process with that code; a code 1 error goes back to cobra's
+// caller (which prints it and exits 1).
+func run(o Options, f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := f(cmd, args)
+		if err == nil {
+			return nil
+		}
+		code := ExitCode(err)
+		var r *reported
+		if errors.As(err, &r) {
+			code = r.code
+		}
+		if code <= ExitOther && r == nil {
+			return err
+		}
+		if r == nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "svcbridge:", err)
+		}
+		if code <= ExitOther {
+			code = ExitOther
+		}
+		o.Exit(code)
+		return err // Exit returned: a test
+	}
+}
+
+// ---- connection flags ----
+
+// conn holds the flags every client command has.
+type conn struct {
+	server, token string
+}
+
+func (c *conn) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default "+DefaultServer+")")
+	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: <data-dir>/admin.token when it exists)")
+}
+
+// client builds the API client from the flags and the environment.
+func (c *conn) client(cmd *cobra.Command) (*Client, error) {
+	server := c.server
+	if server == "" {
+		server = os.Getenv("SVCBRIDGE_SERVER")
+	}
+	if server == "" {
+		server = DefaultServer
+	}
+	server, err := normalizeServer(server)
+	if err != nil {
+		return nil, err
+	}
+	token := c.token
+	if token == "" {
+		token = strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN"))
+	}
+	if token == "" {
+		if b, err := os.ReadFile(filepath.Join(dataDir(cmd), "admin.token")); err == nil {
+			token = strings.TrimSpace(string(b))
+		}
+	}
+	return &Client{Server: server, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}, nil
+}
+
+// normalizeServer accepts host:port and a URL; it returns a URL without a
+// trailing slash.
+func normalizeServer(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+		return "", &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --server %q: want http://host:port or https://host:port", s)}
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+// dataDir is the root's --data-dir when the command has it, else $DATA_DIR,
+// else ./.svcbridge.
+func dataDir(cmd *cobra.Command) string {
+	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	if d := os.Getenv("DATA_DIR"); d != "" {
+		return d
+	}
+	return ".svcbridge"
+}
+
+// ---- wait flags ----
+
+type waitFlags struct {
+	wait    bool
+	timeout time.Duration
+}
+
+func (w *waitFlags) flags(cmd *cobra.Command, what string) {
+	cmd.Flags().BoolVar(&w.wait, "wait", false, what)
+	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits (a Go duration such as 60s)")
+}
+
+// ---- output ----
+
+// outputFlag is -o: "" (a table), wide, json, yaml, name.
+type outputFlag struct {
+	format  string
+	allowed []string
+}
+
+func (o *outputFlag) flags(cmd *cobra.Command, allowed ...string) {
+	o.allowed = allowed
+	cmd.Flags().StringVarP(&o.format, "output", "o", "", "output format: "+strings.Join(allowed, "|")+" (default: a table)")
+	cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return allowed, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+func (o *outputFlag) check() error {
+	if o.format == "" {
+		return nil
+	}
+	for _, a := range o.allowed {
+		if a == o.format {
+			return nil
+		}
+	}
+	return &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --output %q: want one of %s", o.format, strings.Join(o.allowed, ", "))}
+}
+
+// progressWriter is stderr when it is a terminal, else nil: progress lines
+// are for people, never for pipes.
+func progressWriter(cmd *cobra.Command) io.Writer {
+	w := cmd.ErrOrStderr()
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return nil
+}
+
+// terminalWidth of w, or 0.
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return width
+		}
+	}
+	return 0
+}

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+)
+
+func deleteCmd(o Options) *cobra.Command {
+	var c conn
+	var w waitFlags
+	var files []string
+	var ignoreNotFound bool
+	cmd := &cobra.Command{
+		Use:   "delete service|agent|microservice NAME... | delete -f FILE",
+		Short: "Delete services, agents or microservices",
+		Long: `Delete the named services, agents or microservices (microservices by
+application/name or uuid), or what YAML files declare (-f), in reverse file order
+so that services go before the agents and microservices they use.
+
+A service's row goes at once; its workflow then removes its listeners and
+connector from every router. With --wait, delete waits until no router holds
+them any more (exit 4 after --timeout).
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge delete service checkout --wait
+  svcbridge delete -f checkout.yaml
+  svcbridge delete agent fog-b --ignore-not-found`,
+		ValidArgsFunction: completeResources(&c),
+		RunE: run(o, func(cmd *cobra.Command, args []string) error {
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			var items []deleteItem
+			switch {
+			case len(files) > 0 && len(args) > 0:
+				return errors.New("give either -f FILE or a kind and names, not both")
+			case len(files) > 0:
+				docs, err := readDocuments(files, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				for i := len(docs) - 1; i >= 0; i-- {
+					d := docs[i]
+					kind := map[string]string{"Service": "services", "Agent": "agents", "AgentConfig": "agents", "Microservice": "microservices"}[d.kind]
+					name := d.name
+					if d.kind == "Microservice" {
+						if app, n, _, _, err := microserviceFields(d); err == nil {
+							name = app + "/" + n
+						}
+					}
+					items = append(items, deleteItem{kind: kind, name: name, doc: &d})
+				}
+			case len(args) >= 2:
+				kind, err := resourceKind(args[0])
+				if err != nil {
+					return err
+				}
+				for _, n := range args[1:] {
+					items = append(items, deleteItem{kind: kind, name: n})
+				}
+			default:
+				return errors.New("delete needs a kind and names (delete service checkout) or -f FILE")
+			}
+			return runDelete(cmd.Context(), cmd, client, items, w, ignoreNotFound)
+		}),
+	}
+	c.flags(cmd)
+	w.flags(cmd, "wait until the deleted services' objects are gone from every router")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "delete what these YAML files declare (file, directory or -)")
+	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "treat an object that does not exist as deleted")
+	return cmd
+}
+
+type deleteItem struct {
+	kind, name string
+	doc        *document
+}
+
+func (it deleteItem) ref() string {
+	return map[string]string{"services": "service", "agents": "agent", "microservices": "microservice"}[it.kind] + "/" + it.name
+}
+
+func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []deleteItem, w waitFlags, ignoreNotFound bool) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var errs []error
+	var targets []*waitTarget
+	fail := func(it deleteItem, err error) {
+		where := ""
+		if it.doc != nil {
+			where = " (" + it.doc.where() + ")"
+		}
+		fmt.Fprintf(errOut, "error: %s%s: %v\n", it.ref(), where, err)
+		errs = append(errs, err)
+	}
+	for _, it := range items {
+		if it.kind == "" {
+			fail(it, fmt.Errorf("kind %q is not one of Service, Agent, AgentConfig, Microservice", it.doc.kind))
+			continue
+		}
+		target, err := deleteOne(ctx, c, it, w.wait)
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			return err
+		}
+		if NotFound(err) && ignoreNotFound {
+			fmt.Fprintln(out, it.ref()+" not found (ignored)")
+			continue
+		}
+		if err != nil {
+			fail(it, err)
+			continue
+		}
+		fmt.Fprintln(out, it.ref()+" deleted")
+		if target != nil {
+			targets = append(targets, target)
+		}
+	}
+	if w.wait {
+		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+			errs = append(errs, err)
+			printErrors(errOut, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err := join(errs)
+	return &reported{code: ExitCode(err), msg: err.Error()}
+}
+
+// deleteOne deletes one object; for a service with wait it returns what
+// to wait for.
+func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitTarget, error) {
+	switch it.kind {
+	case "agents":
+		return nil, c.DeleteAgent(ctx, it.name)
+	case "microservices":
+		inv, err := loadInventory(ctx, c, true)
+		if err != nil {
+			return nil, err
+		}
+		id, ok := inv.msUUID(it.name)
+		if !ok {
+			return nil, &APIError{Status: 404, Name: "NotFoundError", Message: "Microservice " + it.name + " not found"}
+		}
+		return nil, c.DeleteMicroservice(ctx, id)
+	}
+	if !wait {
+		return nil, c.DeleteService(ctx, it.name)
+	}
+	// Which routers may hold its objects: read before the row goes.
+	svc, err := c.GetService(ctx, it.name)
+	if err != nil {
+		return nil, err
+	}
+	routers, err := serviceRouters(ctx, c, svc)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.DeleteService(ctx, it.name); err != nil {
+		return nil, err
+	}
+	return &waitTarget{name: it.name, goal: untilGone, routers: routers}, nil
+}
+
+// serviceRouters are the agents whose routers may hold a service's
+// objects: its distribution (listeners, hub), its connector site and its
+// bridge; every agent with a router when the server reports no
+// distribution.
+func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error) {
+	inv, err := loadInventory(ctx, c, s.Type == "microservice")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(uuid string) {
+		if uuid != "" && !slices.Contains(out, uuid) {
+			out = append(out, uuid)
+		}
+	}
+	for _, a := range inv.agents {
+		if a.DefaultRouter {
+			add(a.UUID)
+		}
+	}
+	if !s.HasDistribution {
+		for _, a := range inv.agents {
+			if a.RouterMode != "none" {
+				add(a.UUID)
+			}
+		}
+		return out, nil
+	}
+	for _, e := range s.Distribution {
+		add(e.Agent)
+	}
+	switch s.Type {
+	case "microservice":
+		if m, ok := inv.msByUUID[s.Resource]; ok {
+			add(m.Agent)
+		}
+	case "agent":
+		add(s.Resource)
+	}
+	if s.DefaultBridge != "" && s.DefaultBridge != "default-router" {
+		add(s.DefaultBridge)
+	}
+	return out, nil
+}
+
+func reconcileCmd(o Options) *cobra.Command {
+	var c conn
+	var w waitFlags
+	cmd := &cobra.Command{
+		Use:   "reconcile SERVICE...",
+		Short: "Reconcile services now",
+		Long: `Ask for a reconcile of each service now (POST /api/v3/services/{name}/reconcile),
+for example to retry a failed one at once instead of after its backoff. With
+--wait, reconcile waits for that reconcile to finish: exit 0 when ready, 3 with the
+provisioningError when failed, 4 after --timeout.
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge reconcile checkout
+  svcbridge reconcile checkout vendor --wait --timeout 60s`,
+		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			return completeNames(cmd, &c, "services"), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: run(o, func(cmd *cobra.Command, args []string) error {
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var errs []error
+			var targets []*waitTarget
+			for _, name := range args {
+				var before Service
+				if w.wait {
+					if before, err = client.GetService(ctx, name); err != nil {
+						var ue *UnreachableError
+						if errors.As(err, &ue) {
+							return err
+						}
+						fmt.Fprintf(errOut, "error: service/%s: %v\n", name, err)
+						errs = append(errs, err)
+						continue
+					}
+				}
+				if err := client.ReconcileService(ctx, name); err != nil {
+					var ue *UnreachableError
+					if errors.As(err, &ue) {
+						return err
+					}
+					fmt.Fprintf(errOut, "error: service/%s: %v\n", name, err)
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(out, "service/%s reconcile requested\n", name)
+				if w.wait {
+					targets = append(targets, &waitTarget{name: name, goal: untilReconciled, before: before.UpdatedAt})
+				}
+			}
+			if w.wait {
+				if err := newWaiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
+					errs = append(errs, err)
+					printErrors(errOut, err)
+				}
+			}
+			if len(errs) == 0 {
+				return nil
+			}
+			err = join(errs)
+			return &reported{code: ExitCode(err), msg: err.Error()}
+		}),
+	}
+	c.flags(cmd)
+	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
+	return cmd
+}

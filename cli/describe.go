@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func describeCmd(o Options) *cobra.Command {
+	var c conn
+	var out outputFlag
+	var ui string
+	cmd := &cobra.Command{
+		Use:   "describe service|agent NAME...",
+		Short: "Show a service or an agent in detail",
+		Long: `Show a service in detail: its spec, status and provisioningError, bridgePort and
+endpoint, the agents that listen for it (with why, and whether they acknowledged
+the change), its Temporal workflow and a Web UI link to it. Or an agent: its
+settings, its open bridge ports and the services it listens for.
+
+The Web UI link is built from --ui (env SVCBRIDGE_UI, default ` + DefaultUI + `) and
+the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge describe service checkout
+  svcbridge describe agent fog-a
+  svcbridge describe svc checkout -o json`,
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeResources(&c),
+		RunE: run(o, func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			kind, err := resourceKind(args[0])
+			if err != nil {
+				return err
+			}
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format,
+				ui: uiBase(ui), namespace: temporalNamespace(cmd)}
+			var errs []error
+			for i, name := range args[1:] {
+				if i > 0 && out.format == "" {
+					fmt.Fprintln(d.w)
+				}
+				var err error
+				switch kind {
+				case "services":
+					err = d.service(cmd.Context(), name)
+				case "agents":
+					err = d.agent(cmd.Context(), name)
+				default:
+					return &ExitError{Code: ExitOther, Err: errors.New("describe takes service or agent; see 'svcbridge get microservices'")}
+				}
+				var ue *UnreachableError
+				if errors.As(err, &ue) {
+					return err
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return join(errs)
+		}),
+	}
+	c.flags(cmd)
+	out.flags(cmd, "json", "yaml")
+	cmd.Flags().StringVar(&ui, "ui", "", "Temporal Web UI base URL for the workflow link (env SVCBRIDGE_UI; default "+DefaultUI+")")
+	return cmd
+}
+
+func uiBase(flag string) string {
+	if flag == "" {
+		flag = os.Getenv("SVCBRIDGE_UI")
+	}
+	if flag == "" {
+		flag = DefaultUI
+	}
+	return strings.TrimRight(flag, "/")
+}
+
+// temporalNamespace is the root's --temporal-namespace when present, else
+// $TEMPORAL_NAMESPACE, else default.
+func temporalNamespace(cmd *cobra.Command) string {
+	if f := cmd.Flags().Lookup("temporal-namespace"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	if ns := os.Getenv("TEMPORAL_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+// workflowURL links a workflow in the Temporal Web UI (its latest run).
+func workflowURL(ui, namespace, workflowID string) string {
+	return ui + "/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+type describer struct {
+	c         *Client
+	w         io.Writer
+	format    string
+	ui        string
+	namespace string
+}
+
+// field prints one "Label:  value" line.
+func (d describer) field(label, value string) {
+	if value == "" {
+		value = "<none>"
+	}
+	fmt.Fprintf(d.w, "%-17s %s\n", label+":", value)
+}
+
+func (d describer) service(ctx context.Context, name string) error {
+	s, err := d.c.GetService(ctx, name)
+	if err != nil {
+		return err
+	}
+	if d.format != "" {
+		return printRaw(d.w, d.format, s.Raw)
+	}
+	inv, _ := loadInventory(ctx, d.c, true)
+	now := time.Now()
+	d.field("Name", s.Name)
+	d.field("Type", s.Type)
+	d.field("Backend", inv.backendLong(s))
+	d.field("Tags", strings.Join(s.Tags, ", "))
+	d.field("Default bridge", inv.bridge(s))
+	d.field("Bridge port", fmt.Sprint(s.BridgePort))
+	if s.ServicePort != nil {
+		d.field("Service port", fmt.Sprint(*s.ServicePort))
+	}
+	if s.K8sType != nil {
+		d.field("Kubernetes type", *s.K8sType)
+	}
+	d.field("Endpoint", orNone(s.ServiceEndpoint))
+	st := s.ProvisioningStatus
+	if !s.Settled() {
+		st += fmt.Sprintf(" (reconciling generation %d; the status is of generation %d)", s.Generation, s.ObservedGeneration)
+	}
+	d.field("Status", st)
+	d.field("Error", s.ErrorText())
+	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
+	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))
+	d.field("Updated", fmt.Sprintf("%s (%s ago)", s.UpdatedAt.Local().Format(time.RFC3339), age(s.UpdatedAt, now)))
+	d.field("Workflow", s.WorkflowID)
+	if s.WorkflowID != "" {
+		d.field("Web UI", workflowURL(d.ui, d.namespace, s.WorkflowID))
+	}
+	if !s.HasDistribution {
+		d.field("Distribution", "not reported by this server")
+		return nil
+	}
+	n, m := s.Agents()
+	d.field("Distribution", fmt.Sprintf("%d/%d agents listening", n, m))
+	if len(s.Distribution) == 0 {
+		return nil
+	}
+	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ACKNOWLEDGED", "WRITTEN")
+	for _, e := range s.Distribution {
+		reason := e.Reason
+		if e.Wanted != nil && !*e.Wanted {
+			reason = "(no longer selected; being removed)"
+		} else if e.Wanted != nil && !e.Listening {
+			reason += " (pending)"
+		}
+		t.row(e.AgentName, reason, yesNo(e.Listening), ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
+	}
+	return t.flush()
+}
+
+// ago is "5s ago", or none when t is nil.
+func ago(t *time.Time, now time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return age(*t, now) + " ago"
+}
+
+// indentedTable is a table whose lines start with two spaces; flush
+// writes it.
+type indentedTable struct {
+	*table
+	buf *bytes.Buffer
+	w   io.Writer
+}
+
+func newIndentedTable(w io.Writer, header ...string) indentedTable {
+	buf := &bytes.Buffer{}
+	return indentedTable{table: newTable(buf, header...), buf: buf, w: w}
+}
+
+func (t indentedTable) flush() error {
+	if err := t.table.flush(); err != nil {
+		return err
+	}
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		if l != "" {
+			if _, err := io.WriteString(t.w, "  "+l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d describer) agent(ctx context.Context, name string) error {
+	a, err := d.c.GetAgent(ctx, name)
+	if err != nil {
+		return err
+	}
+	if d.format != "" {
+		return printRaw(d.w, d.format, a.Raw)
+	}
+	inv, _ := loadInventory(ctx, d.c, false)
+	now := time.Now()
+	d.field("Name", a.Name)
+	d.field("UUID", a.UUID)
+	d.field("Router mode", a.RouterMode)
+	d.field("Host", a.Host)
+	d.field("Default router", yesNo(a.DefaultRouter))
+	d.field("Tags", strings.Join(a.Tags, ", "))
+	var ups []string
+	for _, u := range a.UpstreamRouters {
+		ups = append(ups, inv.agentName(u))
+	}
+	d.field("Upstream routers", strings.Join(ups, ", "))
+	d.field("Created", fmt.Sprintf("%s (%s ago)", a.CreatedAt.Local().Format(time.RFC3339), age(a.CreatedAt, now)))
+	if a.RouterMode == "none" {
+		d.field("Open ports", "none (routerMode none: no router)")
+		return nil
+	}
+	rc, err := d.c.AgentRouter(ctx, a.UUID)
+	switch {
+	case NotFound(err):
+		d.field("Open ports", "none (no router config yet)")
+	case err != nil:
+		return err
+	default:
+		d.field("Open ports", strings.Join(openPorts(rc), ","))
+	}
+	svcs, supported, err := d.c.AgentServices(ctx, a.UUID)
+	if err != nil {
+		return err
+	}
+	if !supported {
+		// An older server: the listeners of the router config.
+		var names []string
+		for _, l := range rc.Bridges.TCPListeners {
+			if s, ok := strings.CutSuffix(l.Name, "-listener"); ok {
+				names = append(names, s+":"+l.Port)
+			}
+		}
+		d.field("Listeners", strings.Join(names, ", "))
+		return nil
+	}
+	d.field("Services", plural(len(svcs), "service", "services"))
+	if len(svcs) == 0 {
+		return nil
+	}
+	t := newIndentedTable(d.w, "SERVICE", "BRIDGE-PORT", "REASON", "LISTENING", "ACKNOWLEDGED")
+	for _, s := range svcs {
+		port := "-"
+		if s.BridgePort != nil {
+			port = fmt.Sprint(*s.BridgePort)
+		}
+		reason := s.Reason
+		if s.Wanted != nil && !*s.Wanted {
+			reason = "(no longer selected; being removed)"
+		} else if s.Wanted != nil && !s.Listening {
+			reason += " (pending)"
+		}
+		t.row(s.Service, port, reason, yesNo(s.Listening), ago(s.AcknowledgedAt, now, "no"))
+	}
+	return t.flush()
+}

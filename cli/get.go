@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// resource kinds the get, describe and delete commands take, with their
+// aliases.
+var resourceAliases = map[string]string{
+	"service": "services", "services": "services", "svc": "services",
+	"agent": "agents", "agents": "agents",
+	"microservice": "microservices", "microservices": "microservices", "ms": "microservices", "msvc": "microservices",
+}
+
+func resourceKind(arg string) (string, error) {
+	if k, ok := resourceAliases[strings.ToLower(arg)]; ok {
+		return k, nil
+	}
+	return "", &ExitError{Code: ExitOther, Err: fmt.Errorf("unknown resource %q: want services, agents or microservices", arg)}
+}
+
+// completeResources completes the first argument with the kinds, and the
+// next ones with names from the server.
+func completeResources(c *conn) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return []string{"services", "agents", "microservices"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		kind, err := resourceKind(args[0])
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeNames(cmd, c, kind), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func completeNames(cmd *cobra.Command, c *conn, kind string) []string {
+	client, err := c.client(cmd)
+	if err != nil {
+		return nil
+	}
+	client.HTTP = &http.Client{Timeout: 2 * time.Second}
+	ctx := context.Background()
+	var names []string
+	switch kind {
+	case "services":
+		svcs, _ := client.ListServices(ctx)
+		for _, s := range svcs {
+			names = append(names, s.Name)
+		}
+	case "agents":
+		agents, _ := client.ListAgents(ctx)
+		for _, a := range agents {
+			names = append(names, a.Name)
+		}
+	case "microservices":
+		ms, _ := client.ListMicroservices(ctx)
+		for _, m := range ms {
+			names = append(names, m.Application+"/"+m.Name)
+		}
+	}
+	return names
+}
+
+func getCmd(o Options) *cobra.Command {
+	var c conn
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "get services|agents|microservices [NAME...]",
+		Short: "List services, agents or microservices",
+		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones.
+
+Tables are for people; -o json and -o yaml print the API's objects as they are
+(a list without names or with several, the object with one name), -o name prints
+kind/name lines, -o wide adds columns.
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge get services
+  svcbridge get svc checkout -o yaml
+  svcbridge get agents -o wide
+  svcbridge get microservices -o json`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeResources(&c),
+		RunE: run(o, func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			kind, err := resourceKind(args[0])
+			if err != nil {
+				return err
+			}
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, w := cmd.Context(), cmd.OutOrStdout()
+			switch kind {
+			case "services":
+				return getServices(ctx, client, w, args[1:], out.format)
+			case "agents":
+				return getAgents(ctx, client, w, args[1:], out.format)
+			}
+			return getMicroservices(ctx, client, w, args[1:], out.format)
+		}),
+	}
+	c.flags(cmd)
+	out.flags(cmd, "wide", "json", "yaml", "name")
+	return cmd
+}
+
+// printObjects prints the raw answers: one object for one name, else a
+// list.
+func printObjects(w io.Writer, format string, names []string, raws []json.RawMessage) error {
+	if len(names) == 1 && len(raws) == 1 {
+		return printRaw(w, format, raws[0])
+	}
+	return printRaw(w, format, jsonArray(raws, func(r json.RawMessage) json.RawMessage { return r }))
+}
+
+func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+	if len(names) == 0 {
+		svcs, err := c.ListServices(ctx)
+		if err != nil {
+			return err
+		}
+		return printServices(ctx, c, w, names, svcs, format)
+	}
+	var svcs []Service
+	var errs []error
+	for _, n := range names {
+		s, err := c.GetService(ctx, n)
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			return err
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		svcs = append(svcs, s)
+	}
+	if err := printServices(ctx, c, w, names, svcs, format); err != nil {
+		return err
+	}
+	return join(errs)
+}
+
+func printServices(ctx context.Context, c *Client, w io.Writer, names []string, svcs []Service, format string) error {
+	switch format {
+	case "json", "yaml":
+		raws := make([]json.RawMessage, len(svcs))
+		for i, s := range svcs {
+			raws[i] = s.Raw
+		}
+		return printObjects(w, format, names, raws)
+	case "name":
+		for _, s := range svcs {
+			fmt.Fprintln(w, "service/"+s.Name)
+		}
+		return nil
+	}
+	if len(svcs) == 0 {
+		if len(names) == 0 {
+			fmt.Fprintln(w, "No services.")
+		}
+		return nil
+	}
+	inv, _ := loadInventory(ctx, c, true)
+	wide := format == "wide"
+	header := []string{"NAME", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS", "AGE"}
+	if wide {
+		header = append(header, "TAGS", "BRIDGE", "GENERATION", "WORKFLOW", "ERROR")
+	}
+	t := newTable(w, header...)
+	now := time.Now()
+	for _, s := range svcs {
+		row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
+		if wide {
+			row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
+				fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
+		}
+		t.row(row...)
+	}
+	return t.flush()
+}
+
+func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+	inv, err := loadInventory(ctx, c, false)
+	if err != nil {
+		return err
+	}
+	agents := inv.agents
+	var errs []error
+	if len(names) > 0 {
+		agents = nil
+		for _, n := range names {
+			if a, ok := inv.agentByName[n]; ok {
+				agents = append(agents, a)
+			} else if a, ok := inv.agentByUUID[n]; ok {
+				agents = append(agents, a)
+			} else {
+				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Agent " + n + " not found"})
+			}
+		}
+	}
+	switch format {
+	case "json", "yaml":
+		raws := make([]json.RawMessage, len(agents))
+		for i, a := range agents {
+			raws[i] = a.Raw
+		}
+		if err := printObjects(w, format, names, raws); err != nil {
+			return err
+		}
+	case "name":
+		for _, a := range agents {
+			fmt.Fprintln(w, "agent/"+a.Name)
+		}
+	default:
+		if len(agents) == 0 && len(names) == 0 {
+			fmt.Fprintln(w, "No agents.")
+			break
+		}
+		if len(agents) == 0 {
+			break
+		}
+		wide := format == "wide"
+		header := []string{"NAME", "ROUTER-MODE", "HOST", "DEFAULT-ROUTER", "TAGS", "AGE"}
+		if wide {
+			header = append(header, "UUID", "UPSTREAM-ROUTERS")
+		}
+		t := newTable(w, header...)
+		now := time.Now()
+		for _, a := range agents {
+			row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
+			if wide {
+				var ups []string
+				for _, u := range a.UpstreamRouters {
+					ups = append(ups, inv.agentName(u))
+				}
+				row = append(row, a.UUID, strings.Join(ups, ","))
+			}
+			t.row(row...)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return join(errs)
+}
+
+func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+	inv, err := loadInventory(ctx, c, true)
+	if err != nil {
+		return err
+	}
+	ms := inv.microservices
+	var errs []error
+	if len(names) > 0 {
+		ms = nil
+		for _, n := range names {
+			if id, ok := inv.msUUID(n); ok {
+				ms = append(ms, inv.msByUUID[id])
+			} else {
+				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Microservice " + n + " not found"})
+			}
+		}
+	}
+	switch format {
+	case "json", "yaml":
+		raws := make([]json.RawMessage, len(ms))
+		for i, m := range ms {
+			raws[i] = m.Raw
+		}
+		if err := printObjects(w, format, names, raws); err != nil {
+			return err
+		}
+	case "name":
+		for _, m := range ms {
+			fmt.Fprintln(w, "microservice/"+m.Application+"/"+m.Name)
+		}
+	default:
+		if len(ms) == 0 && len(names) == 0 {
+			fmt.Fprintln(w, "No microservices.")
+			break
+		}
+		if len(ms) == 0 {
+			break
+		}
+		wide := format == "wide"
+		header := []string{"NAME", "AGENT", "HOST-NETWORK", "AGE"}
+		if wide {
+			header = append(header, "UUID")
+		}
+		t := newTable(w, header...)
+		now := time.Now()
+		for _, m := range ms {
+			row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
+			if wide {
+				row = append(row, m.UUID)
+			}
+			t.row(row...)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return join(errs)
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// inventory resolves the uuids the API stores to the names people use. A
+// lookup that fails leaves the uuid as it is.
+type inventory struct {
+	agents        []Agent
+	agentByUUID   map[string]Agent
+	agentByName   map[string]Agent
+	microservices []Microservice
+	msByUUID      map[string]Microservice
+	msByName      map[string]Microservice // "application/name"
+}
+
+func loadInventory(ctx context.Context, c *Client, withMicroservices bool) (*inventory, error) {
+	inv := &inventory{agentByUUID: map[string]Agent{}, agentByName: map[string]Agent{},
+		msByUUID: map[string]Microservice{}, msByName: map[string]Microservice{}}
+	agents, err := c.ListAgents(ctx)
+	if err != nil {
+		return inv, err
+	}
+	inv.agents = agents
+	for _, a := range agents {
+		inv.agentByUUID[a.UUID], inv.agentByName[a.Name] = a, a
+	}
+	if !withMicroservices {
+		return inv, nil
+	}
+	ms, err := c.ListMicroservices(ctx)
+	if err != nil {
+		return inv, err
+	}
+	inv.microservices = ms
+	for _, m := range ms {
+		inv.msByUUID[m.UUID], inv.msByName[m.Application+"/"+m.Name] = m, m
+	}
+	return inv, nil
+}
+
+// agentName is the name of the agent with uuid (or the uuid).
+func (inv *inventory) agentName(uuid string) string {
+	if a, ok := inv.agentByUUID[uuid]; ok {
+		return a.Name
+	}
+	return uuid
+}
+
+// agentUUID resolves a name or uuid to the uuid; ok is false when unknown.
+func (inv *inventory) agentUUID(ref string) (string, bool) {
+	if a, ok := inv.agentByName[ref]; ok {
+		return a.UUID, true
+	}
+	if a, ok := inv.agentByUUID[ref]; ok {
+		return a.UUID, true
+	}
+	return "", false
+}
+
+// msUUID resolves "application/name" or a uuid to the uuid.
+func (inv *inventory) msUUID(ref string) (string, bool) {
+	if m, ok := inv.msByName[ref]; ok {
+		return m.UUID, true
+	}
+	if m, ok := inv.msByUUID[ref]; ok {
+		return m.UUID, true
+	}
+	return "", false
+}
+
+// backend says what a service publishes, by name: orders/checkout:8080
+// (a microservice), fog-a:22 (an agent), 203.0.113.10:443.
+func (inv *inventory) backend(s Service) string {
+	what := s.Resource
+	switch s.Type {
+	case "microservice":
+		if m, ok := inv.msByUUID[s.Resource]; ok {
+			what = m.Application + "/" + m.Name
+		}
+	case "agent":
+		what = inv.agentName(s.Resource)
+	}
+	return what + ":" + strconv.Itoa(s.TargetPort)
+}
+
+// backendLong is backend with where it runs, for describe.
+func (inv *inventory) backendLong(s Service) string {
+	switch s.Type {
+	case "microservice":
+		if m, ok := inv.msByUUID[s.Resource]; ok {
+			return fmt.Sprintf("microservice %s/%s (%s) on agent %s, port %d", m.Application, m.Name, m.UUID, inv.agentName(m.Agent), s.TargetPort)
+		}
+		return fmt.Sprintf("microservice %s, port %d", s.Resource, s.TargetPort)
+	case "agent":
+		return fmt.Sprintf("agent %s (%s), port %d", inv.agentName(s.Resource), s.Resource, s.TargetPort)
+	}
+	return fmt.Sprintf("%s %s, port %d", s.Type, s.Resource, s.TargetPort)
+}
+
+// bridge names a service's defaultBridge.
+func (inv *inventory) bridge(s Service) string {
+	if s.DefaultBridge == "" || s.DefaultBridge == "default-router" {
+		return s.DefaultBridge
+	}
+	return inv.agentName(s.DefaultBridge)
+}
+
+// endpoint is where clients connect: host:servicePort.
+func endpoint(s Service) string {
+	if s.ServiceEndpoint == nil || *s.ServiceEndpoint == "" {
+		return ""
+	}
+	if s.ServicePort != nil {
+		return *s.ServiceEndpoint + ":" + strconv.Itoa(*s.ServicePort)
+	}
+	return *s.ServiceEndpoint
+}
+
+// status is the provisioning status as a table shows it.
+func status(s Service) string {
+	if s.ProvisioningStatus == "ready" && !s.Settled() {
+		return "pending"
+	}
+	return s.ProvisioningStatus
+}
+
+// openPorts are the ports of a router's listeners, sorted, as Juju prints
+// open ports: 10024/tcp,10025/tcp.
+func openPorts(rc RouterConfig) []string {
+	var ports []int
+	var other []string
+	for _, l := range rc.Bridges.TCPListeners {
+		if p, err := strconv.Atoi(l.Port); err == nil {
+			ports = append(ports, p)
+		} else if l.Port != "" {
+			other = append(other, l.Port+"/tcp")
+		}
+	}
+	slices.Sort(ports)
+	out := make([]string, 0, len(ports)+len(other))
+	for i, p := range ports {
+		if i > 0 && ports[i-1] == p {
+			continue
+		}
+		out = append(out, strconv.Itoa(p)+"/tcp")
+	}
+	return append(out, other...)
+}

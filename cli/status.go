@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+)
+
+// statusView is `status -o json|yaml`.
+type statusView struct {
+	Services []statusService `json:"services"`
+	Agents   []statusAgent   `json:"agents"`
+}
+
+type statusService struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Backend    string `json:"backend"`
+	BridgePort int    `json:"bridgePort"`
+	Endpoint   string `json:"endpoint"`
+	Status     string `json:"status"`
+	Error      string `json:"error,omitempty"`
+}
+
+type statusAgent struct {
+	Name          string   `json:"name"`
+	RouterMode    string   `json:"routerMode"`
+	DefaultRouter bool     `json:"defaultRouter"`
+	OpenPorts     []string `json:"openPorts"`
+	// RouterError says why the open ports are unknown.
+	RouterError string `json:"routerError,omitempty"`
+}
+
+func statusCmd(o Options) *cobra.Command {
+	var c conn
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show every service and each agent's open bridge ports",
+		Long: `Show the whole installation at a glance, as 'juju status' does: one table of the
+services (type, backend, bridgePort, endpoint, status) and one of the agents with
+the bridge ports their routers listen on ("open-ports": the ports of the
+tcpListeners in each agent's router config, sorted, as port/tcp).
+
+Failed services are listed again below the tables with their provisioningError.
+` + connectionHelp + exitCodesHelp,
+		Example: `  svcbridge status
+  svcbridge status -o yaml`,
+		Args: cobra.NoArgs,
+		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			client, err := c.client(cmd)
+			if err != nil {
+				return err
+			}
+			v, err := collectStatus(cmd.Context(), client)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if out.format != "" {
+				raw, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				return printRaw(w, out.format, raw)
+			}
+			return printStatus(w, v)
+		}),
+	}
+	c.flags(cmd)
+	out.flags(cmd, "json", "yaml")
+	return cmd
+}
+
+func collectStatus(ctx context.Context, c *Client) (statusView, error) {
+	v := statusView{Services: []statusService{}, Agents: []statusAgent{}}
+	svcs, err := c.ListServices(ctx)
+	if err != nil {
+		return v, err
+	}
+	inv, err := loadInventory(ctx, c, true)
+	if err != nil {
+		return v, err
+	}
+	for _, s := range svcs {
+		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: inv.backend(s),
+			BridgePort: s.BridgePort, Endpoint: endpoint(s), Status: status(s), Error: s.ErrorText()})
+	}
+	v.Agents = make([]statusAgent, len(inv.agents))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var unreachable error
+	sem := make(chan struct{}, 8)
+	for i, a := range inv.agents {
+		v.Agents[i] = statusAgent{Name: a.Name, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter, OpenPorts: []string{}}
+		if a.RouterMode == "none" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rc, err := c.AgentRouter(ctx, a.UUID)
+			var ue *UnreachableError
+			switch {
+			case NotFound(err):
+			case errors.As(err, &ue):
+				mu.Lock()
+				unreachable = err
+				mu.Unlock()
+			case err != nil:
+				v.Agents[i].RouterError = err.Error()
+			default:
+				v.Agents[i].OpenPorts = openPorts(rc)
+			}
+		}()
+	}
+	wg.Wait()
+	return v, unreachable
+}
+
+func printStatus(w io.Writer, v statusView) error {
+	if len(v.Services) == 0 {
+		fmt.Fprintln(w, "No services.")
+	} else {
+		t := newTable(w, "SERVICE", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS")
+		for _, s := range v.Services {
+			t.row(s.Name, s.Type, s.Backend, fmt.Sprint(s.BridgePort), s.Endpoint, s.Status)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if len(v.Agents) == 0 {
+		fmt.Fprintln(w, "No agents.")
+	} else {
+		t := newTable(w, "AGENT", "ROUTER-MODE", "OPEN-PORTS")
+		for _, a := range v.Agents {
+			mode := a.RouterMode
+			if a.DefaultRouter {
+				mode += " (hub)"
+			}
+			ports := strings.Join(a.OpenPorts, ",")
+			if a.RouterError != "" {
+				ports = "? (" + a.RouterError + ")"
+			}
+			t.row(a.Name, mode, ports)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	var failed []statusService
+	for _, s := range v.Services {
+		if s.Status == "failed" {
+			failed = append(failed, s)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range failed {
+			fmt.Fprintf(w, "service %s failed: %s\n", s.Name, s.Error)
+		}
+	}
+	return nil
+}

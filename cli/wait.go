@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// pollInterval is how often --wait reads the service.
+const pollInterval = 200 * time.Millisecond
+
+type waitGoal int
+
+const (
+	// untilReady: the latest generation is reconciled, and ready (failed
+	// ends the wait with exit code 3).
+	untilReady waitGoal = iota
+	// untilReconciled: a reconcile finished after the one asked for
+	// (updatedAt moved past before), then as untilReady.
+	untilReconciled
+	// untilGone: the service is deleted and no router in routers holds
+	// its listener or connector any more.
+	untilGone
+)
+
+// waitTarget is one service --wait follows.
+type waitTarget struct {
+	name    string
+	goal    waitGoal
+	before  time.Time // untilReconciled: updatedAt before the request
+	routers []string  // untilGone: agents whose routers may hold its objects
+
+	done    bool
+	err     error
+	final   string // the line printed when done
+	state   string // the latest progress, for the progress line and a timeout
+	lastErr error  // the latest poll error
+}
+
+// waiter polls services until their goals are met.
+type waiter struct {
+	c        *Client
+	out      io.Writer // final lines
+	progress io.Writer // the updating progress line; nil: none
+	width    int
+	interval time.Duration
+}
+
+// wait follows targets until each is done, or timeout passes. It prints a
+// line per target as it finishes, and returns the errors: *FailedError (3),
+// *TimeoutError (4), or what the server answered.
+func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.Duration) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	interval := w.interval
+	if interval <= 0 {
+		interval = pollInterval
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	for {
+		pending := 0
+		for _, t := range targets {
+			if t.done {
+				continue
+			}
+			w.poll(ctx, t)
+			if t.done {
+				w.clearProgress()
+				if t.err == nil {
+					fmt.Fprintln(w.out, t.final)
+				}
+			} else {
+				pending++
+			}
+		}
+		if pending == 0 {
+			break
+		}
+		w.showProgress(targets, time.Since(start))
+		if err := ctx.Err(); err != nil {
+			w.clearProgress()
+			return err
+		}
+		if time.Now().Add(interval).After(deadline) {
+			w.clearProgress()
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(interval):
+		}
+	}
+	var errs []error
+	for _, t := range targets {
+		switch {
+		case t.done && t.err != nil:
+			errs = append(errs, t.err)
+		case !t.done:
+			var ue *UnreachableError
+			if errors.As(t.lastErr, &ue) {
+				errs = append(errs, t.lastErr)
+				continue
+			}
+			errs = append(errs, &TimeoutError{After: timeout, State: "service " + t.name + ": " + t.state})
+		}
+	}
+	return join(errs)
+}
+
+// poll reads a target once and updates it.
+func (w *waiter) poll(ctx context.Context, t *waitTarget) {
+	t.lastErr = nil
+	svc, err := w.c.GetService(ctx, t.name)
+	switch {
+	case NotFound(err) && t.goal == untilGone:
+		w.pollRouters(ctx, t)
+		return
+	case NotFound(err):
+		t.done, t.err = true, &ExitError{Code: ExitRejected, Err: fmt.Errorf("service %s was deleted while waiting", t.name)}
+		return
+	case err != nil:
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			// The server may be restarting: keep trying until the
+			// deadline.
+			t.lastErr, t.state = err, "no answer from the server"
+			return
+		}
+		t.done, t.err = true, err
+		return
+	}
+	switch t.goal {
+	case untilGone:
+		// Created again under the same name: nothing left to wait for.
+		t.done, t.final = true, fmt.Sprintf("service/%s exists again (created anew); not waiting for the old one", t.name)
+		return
+	case untilReconciled:
+		if !svc.UpdatedAt.After(t.before) {
+			t.state = "reconcile requested; waiting for it to finish (" + progressOf(svc) + ")"
+			return
+		}
+	}
+	t.state = progressOf(svc)
+	if !svc.Settled() {
+		return
+	}
+	switch svc.ProvisioningStatus {
+	case "ready":
+		t.done, t.final = true, "service/"+t.name+" ready"+readyDetail(svc)
+	case "failed":
+		t.done, t.err = true, &FailedError{Service: t.name, Message: svc.ErrorText()}
+	}
+}
+
+// pollRouters checks that no router still holds the deleted service's
+// objects.
+func (w *waiter) pollRouters(ctx context.Context, t *waitTarget) {
+	left := 0
+	for _, agent := range t.routers {
+		rc, err := w.c.AgentRouter(ctx, agent)
+		if NotFound(err) {
+			continue // no router (any more)
+		}
+		if err != nil {
+			t.lastErr, t.state = err, "deleted; cannot read the router of "+agent+": "+err.Error()
+			return
+		}
+		_, l := rc.Bridges.TCPListeners[t.name+"-listener"]
+		_, c := rc.Bridges.TCPConnectors[t.name+"-connector"]
+		if l || c {
+			left++
+		}
+	}
+	if left > 0 {
+		t.state = "deleted; objects still on " + plural(left, "router", "routers")
+		return
+	}
+	t.done, t.final = true, "service/"+t.name+" deleted and removed from every router"
+}
+
+// progressOf describes a service's provisioning: status, generations and
+// agents.
+func progressOf(s Service) string {
+	var b strings.Builder
+	if s.Settled() {
+		b.WriteString(s.ProvisioningStatus)
+	} else {
+		fmt.Fprintf(&b, "reconciling generation %d (observed %d, %s)", s.Generation, s.ObservedGeneration, s.ProvisioningStatus)
+	}
+	if s.HasDistribution {
+		n, m := s.Agents()
+		fmt.Fprintf(&b, ", %d/%d agents listening", n, m)
+	}
+	if e := s.ErrorText(); e != "" && s.ProvisioningStatus == "failed" {
+		b.WriteString(": " + e)
+	}
+	return b.String()
+}
+
+// readyDetail is what the ready line adds: bridge port and agents.
+func readyDetail(s Service) string {
+	parts := []string{fmt.Sprintf("bridgePort %d", s.BridgePort)}
+	if ep := endpoint(s); ep != "" {
+		parts = append(parts, "endpoint "+ep)
+	}
+	if s.HasDistribution {
+		n, m := s.Agents()
+		parts = append(parts, fmt.Sprintf("%d/%d agents listening", n, m))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func (w *waiter) showProgress(targets []*waitTarget, elapsed time.Duration) {
+	if w.progress == nil {
+		return
+	}
+	var parts []string
+	for _, t := range targets {
+		if !t.done {
+			parts = append(parts, t.name+": "+t.state)
+		}
+	}
+	line := fmt.Sprintf("[%4.1fs] %s", elapsed.Seconds(), strings.Join(parts, " | "))
+	if w.width > 1 && len([]rune(line)) > w.width-1 {
+		line = string([]rune(line)[:w.width-2]) + "…"
+	}
+	fmt.Fprint(w.progress, "\r\033[K"+line)
+}
+
+func (w *waiter) clearProgress() {
+	if w.progress != nil {
+		fmt.Fprint(w.progress, "\r\033[K")
+	}
+}
