@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -21,7 +22,7 @@ import (
 	"svcbridge/store"
 )
 
-// Signaler starts agent reconciles (workflows.Client in production).
+// Signaler queues agent reconciles (workflows.Client in production).
 type Signaler interface {
 	AgentsChanged(ctx context.Context, uuids ...string) error
 }
@@ -61,11 +62,12 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		}
 		svc, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
-			// Deleted: every agent that holds something of it converges.
-			for u := range fanout {
-				sites[u] = true
+			// Deleted: the connector's routers converge now, the (maybe
+			// thousands of) listening agents through the queue.
+			for u := range sites {
+				delete(fanout, u)
 			}
-			plan.Sites = sortedSet(sites)
+			plan.Sites, plan.Fanout = sortedSet(sites), sortedSet(fanout)
 			return nil
 		}
 		if err != nil {
@@ -301,12 +303,46 @@ func missingObjects(ctx context.Context, tx *store.Tx, f Finish) (string, error)
 	return "", nil
 }
 
-// SignalAgents asks each agent's workflow to reconcile, a few at a time.
-func (a *Activities) SignalAgents(ctx context.Context, uuids []string) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	for _, u := range uuids {
-		g.Go(func() error { return a.Signaler.AgentsChanged(gctx, u) })
+// QueueAgents queues agents for a reconcile of their routers and wakes
+// the queue's workflow.
+func (a *Activities) QueueAgents(ctx context.Context, uuids []string) error {
+	return a.Signaler.AgentsChanged(ctx, uuids...)
+}
+
+// DrainParallel is how many agents one DrainAgents reconciles at once.
+const DrainParallel = 4
+
+// DrainAgents claims up to limit queued agents, reconciles their routers,
+// and clears the marks of those it reconciled; it returns how many it
+// claimed. A failed agent keeps its mark and is claimed again when its
+// lease ends.
+func (a *Activities) DrainAgents(ctx context.Context, limit int) (int, error) {
+	var claimed []store.QueuedAgent
+	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+		claimed, err = tx.ClaimQueuedAgents(ctx, limit, 2*time.Minute)
+		return err
+	})
+	if err != nil || len(claimed) == 0 {
+		return 0, err
 	}
-	return g.Wait()
+	var mu sync.Mutex
+	var done []store.QueuedAgent
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(DrainParallel)
+	for _, q := range claimed {
+		g.Go(func() error {
+			if _, err := a.reconcileAgent(gctx, q.Agent); err != nil {
+				activity.GetLogger(ctx).Warn("agent reconcile failed; retried when its lease ends", "agent", q.Agent, "error", err)
+				return nil
+			}
+			mu.Lock()
+			done = append(done, q)
+			n := len(done)
+			mu.Unlock()
+			activity.RecordHeartbeat(ctx, n)
+			return nil
+		})
+	}
+	g.Wait()
+	return len(claimed), a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DoneQueuedAgents(ctx, done) })
 }

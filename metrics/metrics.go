@@ -68,7 +68,6 @@ func Handler() http.Handler {
 func Temporal() (client.MetricsHandler, io.Closer) {
 	reporter := tallyprom.NewReporter(tallyprom.Options{Registerer: Registry})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{
-		Prefix:          "temporal",
 		CachedReporter:  reporter,
 		Separator:       tallyprom.DefaultSeparator,
 		SanitizeOptions: &tallyprom.DefaultSanitizerOpts,

@@ -33,7 +33,7 @@ func newDevSystem(b *testing.B) *system {
 	b.Cleanup(func() { st.Close() })
 	s := &system{t: b, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
 	s.temporal = temporalClient(b, ts.FrontendAddress(), ts.Namespace())
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store}
 	s.startWorker()
 	s.serveAPI()
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})

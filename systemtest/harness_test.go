@@ -134,7 +134,7 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store}
 }
 
 func (s *system) serveAPI() {

@@ -176,7 +176,8 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		`svcbridge_service_reconciles_total{outcome="ready"}`,
 		`svcbridge_router_config_writes_total{router="agent"}`,
 		`svcbridge_service_ready_seconds_count 1`,
-		`temporal_workflow_completed`,
+		`temporal_request_total{`,
+		`temporal_worker_task_slots_available{`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -26,7 +26,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 		OnFatalError:      onFatal,
 	})
 	w.RegisterWorkflowWithOptions(workflows.ServiceWorkflow, workflow.RegisterOptions{Name: workflows.ServiceWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.AgentQueueWorkflow, workflow.RegisterOptions{Name: workflows.AgentQueueWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.DriftWorkflow, workflow.RegisterOptions{Name: workflows.DriftWorkflowName})
 	w.RegisterActivity(acts)
 	return w
@@ -51,16 +51,26 @@ func Resync(ctx context.Context, st *store.Store, wf workflows.Client, interval,
 	}
 }
 
-// ResyncOnce runs one resync pass.
+// ResyncOnce runs one resync pass: it signals unsettled services, and
+// wakes the agent queue's workflow when agents wait in the queue.
 func ResyncOnce(ctx context.Context, st *store.Store, wf workflows.Client, grace time.Duration) error {
 	var names []string
+	var queued int
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		names, err = tx.UnsettledServices(ctx, time.Now().UTC().Add(-grace))
+		if names, err = tx.UnsettledServices(ctx, time.Now().UTC().Add(-grace)); err != nil {
+			return err
+		}
+		queued, err = tx.QueuedAgentCount(ctx)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if queued > 0 {
+		if err := wf.WakeAgentQueue(ctx); err != nil {
+			return err
+		}
 	}
 	for _, n := range names {
 		if err := wf.ServiceChanged(ctx, n); err != nil {

@@ -10,14 +10,17 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"svcbridge/store"
 )
 
 // Client starts and signals the workflows: the API's Reconciler and the
 // activities' Signaler. Signal-with-start makes every call idempotent: it
-// starts the entity workflow if none runs, else only signals it.
+// starts the workflow if none runs, else only signals it.
 type Client struct {
 	Temporal  client.Client
 	TaskQueue string
+	Store     *store.Store // the agent queue
 }
 
 var serviceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
@@ -34,16 +37,26 @@ func (c Client) ServiceChanged(ctx context.Context, name string) error {
 	return err
 }
 
-// AgentsChanged asks each agent's workflow to reconcile its router.
+// AgentsChanged queues the agents' routers for a reconcile and wakes the
+// queue's workflow. The queue is in the store, so a mark survives anything
+// that happens to Temporal; the worker's resync wakes the workflow again
+// if marks wait.
 func (c Client) AgentsChanged(ctx context.Context, uuids ...string) error {
-	for _, u := range uuids {
-		if _, err := c.Temporal.SignalWithStartWorkflow(ctx, AgentWorkflowID(u), SignalReconcile, nil,
-			client.StartWorkflowOptions{ID: AgentWorkflowID(u), TaskQueue: c.TaskQueue, StaticSummary: "Agent router " + u},
-			AgentWorkflowName, u); err != nil {
-			return err
-		}
+	if len(uuids) == 0 {
+		return nil
 	}
-	return nil
+	if err := c.Store.InTx(ctx, func(tx *store.Tx) error { return tx.QueueAgents(ctx, uuids) }); err != nil {
+		return err
+	}
+	return c.WakeAgentQueue(ctx)
+}
+
+// WakeAgentQueue signals, or starts, the workflow draining the queue.
+func (c Client) WakeAgentQueue(ctx context.Context) error {
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, AgentQueueWorkflowID, SignalReconcile, nil,
+		client.StartWorkflowOptions{ID: AgentQueueWorkflowID, TaskQueue: c.TaskQueue, StaticSummary: "Agent router queue"},
+		AgentQueueWorkflowName)
+	return err
 }
 
 // RegisterSearchAttributes adds the ServiceName keyword to the namespace if

@@ -1,5 +1,6 @@
 // Package workflows orchestrates provisioning with Temporal: one entity
-// workflow per Service and one per agent router. Workflows only decide the
+// workflow per Service, and one workflow draining the queue of agent
+// routers to rebuild. Workflows only decide the
 // order of things; every read and write is an activity.
 package workflows
 
@@ -10,8 +11,10 @@ import (
 
 // Names shared by the API (which starts and signals) and the worker.
 const (
-	ServiceWorkflowName = "ServiceWorkflow"
-	AgentWorkflowName   = "AgentWorkflow"
+	ServiceWorkflowName    = "ServiceWorkflow"
+	AgentQueueWorkflowName = "AgentQueueWorkflow"
+	// AgentQueueWorkflowID is the one workflow draining the agent queue.
+	AgentQueueWorkflowID = "agents/queue"
 	// SignalReconcile says "something changed; reconcile". It carries no
 	// data: the workflow re-reads the current state.
 	SignalReconcile = "reconcile"
@@ -22,21 +25,13 @@ const (
 	SearchAttributeService = "ServiceName"
 )
 
-const (
-	servicePrefix = "service/"
-	agentPrefix   = "agent/"
-)
+const servicePrefix = "service/"
 
 // ServiceWorkflowID and ServiceFromWorkflowID map a service name to its
 // workflow ID and back.
 func ServiceWorkflowID(name string) string { return servicePrefix + name }
 
 func ServiceFromWorkflowID(id string) (string, bool) { return strings.CutPrefix(id, servicePrefix) }
-
-// AgentWorkflowID and AgentFromWorkflowID do the same for agents (by uuid).
-func AgentWorkflowID(uuid string) string { return agentPrefix + uuid }
-
-func AgentFromWorkflowID(id string) (string, bool) { return strings.CutPrefix(id, agentPrefix) }
 
 // Timing of the service workflow.
 var (

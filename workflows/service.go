@@ -13,9 +13,14 @@ import (
 // a is only used for its method values: the SDK names activities by them.
 var a *activities.Activities
 
-// Fan-out size of one SignalAgents activity: well under Temporal's limits on
-// pending work per workflow and on payload size.
-const fanoutChunk = 500
+// Fan-out size of one QueueAgents activity (a few statements), and the
+// agent queue's window: drainWindow DrainAgents activities of up to
+// drainBatch agents each.
+const (
+	fanoutChunk = 5000
+	drainWindow = 4
+	drainBatch  = 250
+)
 
 // ServiceWorkflow is the entity workflow of one Service (ID service/<name>).
 // It reconciles to the current row each time it is signalled, retries a
@@ -140,13 +145,13 @@ func reason(err error) string {
 	return err.Error()
 }
 
-// fanout signals the agent workflows of the agents whose listeners may
-// change, in chunks, one activity per chunk.
+// fanout queues the agents whose listeners may change, in chunks, one
+// activity per chunk; the agent queue's workflow rebuilds their routers.
 func fanout(ctx workflow.Context, agents []string, state *ServiceState) error {
 	if len(agents) == 0 {
 		return nil
 	}
-	state.Step = "signalling agents"
+	state.Step = "queueing agents"
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
@@ -154,7 +159,7 @@ func fanout(ctx workflow.Context, agents []string, state *ServiceState) error {
 	var futures []workflow.Future
 	for start := 0; start < len(agents); start += fanoutChunk {
 		end := min(start+fanoutChunk, len(agents))
-		futures = append(futures, workflow.ExecuteActivity(actx, a.SignalAgents, agents[start:end]))
+		futures = append(futures, workflow.ExecuteActivity(actx, a.QueueAgents, agents[start:end]))
 	}
 	for _, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {
@@ -185,25 +190,40 @@ func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Dura
 	sel.Select(ctx)
 }
 
-// AgentWorkflow reconciles one agent's router (ID agent/<uuid>). Signals
-// that arrive while it works coalesce into one more pass, so a burst of
-// service changes costs the agent a few rewrites, not one per change.
-func AgentWorkflow(ctx workflow.Context, uuid string) error {
+// AgentQueueWorkflow (one, ID agents/queue) drains the queue of agents to
+// reconcile: a window of DrainAgents activities at a time, each a batch,
+// while batches come back full; then it waits for a signal, or a minute
+// for leases that ended. Marks of one agent coalesce in the queue, so many
+// services changing at once cost each agent about one router rewrite, and
+// thousands of agents cost a handful of activities, far within Temporal's
+// limits on pending work and history.
+func AgentQueueWorkflow(ctx workflow.Context) error {
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrInvalid},
-		},
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
-	for {
+	for round := 0; round < maxIterations; round++ {
 		drain(signals)
-		if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, []string{uuid}).Get(ctx, nil); err != nil {
-			return err
+		for {
+			futures := make([]workflow.Future, drainWindow)
+			for i := range futures {
+				futures[i] = workflow.ExecuteActivity(actx, a.DrainAgents, drainBatch)
+			}
+			full := true
+			for _, f := range futures {
+				var n int
+				if err := f.Get(ctx, &n); err != nil {
+					return err
+				}
+				full = full && n == drainBatch
+			}
+			if !full {
+				break
+			}
 		}
-		if !drain(signals) {
-			return nil
-		}
+		waitForSignal(ctx, signals, time.Minute)
 	}
+	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName)
 }

@@ -87,7 +87,7 @@ type parts struct {
 }
 
 func (p parts) workflowsClient() workflows.Client {
-	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue}
+	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue, Store: p.store}
 }
 
 // authenticator builds the API's user authentication from the settings,

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// QueuedAgent is an agent whose router must be reconciled, at mark Seq.
+type QueuedAgent struct {
+	Agent string `db:"agent_uuid"`
+	Seq   int64  `db:"seq"`
+}
+
+// QueueAgents marks agents for a reconcile. A mark of an agent already
+// queued coalesces with it: seq moves on and any lease ends, so a
+// reconcile running now does not clear the newer mark.
+func (t *Tx) QueueAgents(ctx context.Context, uuids []string) error {
+	for _, chunk := range chunks(uuids, 500) {
+		args := make([]any, len(chunk))
+		for i, u := range chunk {
+			args[i] = u
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, 1, NULL),", len(chunk)), ",")
+		if _, err := t.exec(ctx, `INSERT INTO agent_queue (agent_uuid, seq, claimed_until) VALUES `+values+`
+			ON CONFLICT (agent_uuid) DO UPDATE SET seq = agent_queue.seq + 1, claimed_until = NULL`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClaimQueuedAgents leases up to limit queued agents that no one holds.
+// On PostgreSQL, SKIP LOCKED lets several workers claim disjoint sets at
+// once.
+func (t *Tx) ClaimQueuedAgents(ctx context.Context, limit int, lease time.Duration) ([]QueuedAgent, error) {
+	skip := ""
+	if t.dialect == Postgres {
+		skip = " FOR UPDATE SKIP LOCKED"
+	}
+	ts := now()
+	var out []QueuedAgent
+	err := t.sel(ctx, &out, `UPDATE agent_queue SET claimed_until = ? WHERE agent_uuid IN (
+			SELECT agent_uuid FROM agent_queue WHERE claimed_until IS NULL OR claimed_until < ?
+			ORDER BY agent_uuid LIMIT ?`+skip+`) RETURNING agent_uuid, seq`, ts.Add(lease), ts, limit)
+	return out, err
+}
+
+// DoneQueuedAgents removes the marks that were reconciled; a newer mark of
+// the same agent (another seq) stays queued.
+func (t *Tx) DoneQueuedAgents(ctx context.Context, done []QueuedAgent) error {
+	for _, d := range done {
+		if _, err := t.exec(ctx, `DELETE FROM agent_queue WHERE agent_uuid = ? AND seq = ?`, d.Agent, d.Seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// QueuedAgentCount counts the agents waiting for a reconcile.
+func (t *Tx) QueuedAgentCount(ctx context.Context) (int, error) {
+	var n int
+	return n, t.get(ctx, &n, `SELECT COUNT(*) FROM agent_queue`)
+}
