@@ -79,14 +79,8 @@ func (s *Server) getAgentChanges(c *gin.Context) {
 // up to the lastUpdated it read; a newer change keeps its flag up.
 func (s *Server) ackAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	obj, err := jsonObject(body)
-	if err != nil {
-		fail(c, err)
+	obj, ok := jsonDocument(c, jsonObject)
+	if !ok {
 		return
 	}
 	last, err := jsonField[int64](obj, "lastUpdated", "integer")

@@ -86,14 +86,8 @@ func findAgent(ctx context.Context, tx *store.Tx, ref string) (inventory.Agent, 
 }
 
 func (s *Server) createAgent(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := decodeAgentJSON(body)
-	if err != nil {
-		fail(c, err)
+	in, ok := jsonDocument(c, decodeAgentJSON)
+	if !ok {
 		return
 	}
 	s.createAgentFrom(c, in)
@@ -151,21 +145,15 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 }
 
 func (s *Server) patchAgent(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := decodeAgentJSON(body)
-	if err != nil {
-		fail(c, err)
+	in, ok := jsonDocument(c, decodeAgentJSON)
+	if !ok {
 		return
 	}
 	ref := c.Param("agent")
 	ctx := c.Request.Context()
 	var a, out inventory.Agent
 	var dependents []string
-	err = s.inTx(c, func(tx *store.Tx) error {
+	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := findAgent(ctx, tx, ref)
 		if err != nil {
 			return err
@@ -192,21 +180,15 @@ func (s *Server) patchAgent(c *gin.Context) {
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
 // document, or, when the name exists, replaces it with the document.
 func (s *Server) uploadAgentYAML(c *gin.Context) {
-	body, err := readUpload(c, "agent")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := decodeAgentYAML(body)
-	if err != nil {
-		fail(c, err)
+	in, ok := yamlUpload(c, "agent", decodeAgentYAML)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	var exists bool
 	var a, out inventory.Agent
 	var dependents []string
-	err = s.inTx(c, func(tx *store.Tx) error {
+	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetAgent(ctx, *in.Name)
 		switch {
 		case errors.Is(err, store.ErrNotFound):

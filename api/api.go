@@ -149,6 +149,31 @@ func fail(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(e.Status, e)
 }
 
+// jsonDocument reads a JSON body and decodes it with parse; when either
+// fails it has answered the error and reports false.
+func jsonDocument[T any](c *gin.Context, parse func([]byte) (T, error)) (T, bool) {
+	return document(c, func() ([]byte, error) { return readBody(c, "application/json") }, parse)
+}
+
+// yamlUpload reads the YAML file of a multipart field and decodes it with
+// parse, as jsonDocument does.
+func yamlUpload[T any](c *gin.Context, field string, parse func([]byte) (T, error)) (T, bool) {
+	return document(c, func() ([]byte, error) { return readUpload(c, field) }, parse)
+}
+
+func document[T any](c *gin.Context, read func() ([]byte, error), parse func([]byte) (T, error)) (T, bool) {
+	body, err := read()
+	var v T
+	if err == nil {
+		v, err = parse(body)
+	}
+	if err != nil {
+		fail(c, err)
+		return v, false
+	}
+	return v, true
+}
+
 // readBody reads a request body of the given media type, at most MaxBody
 // bytes.
 func readBody(c *gin.Context, mediaType string) ([]byte, error) {

@@ -156,14 +156,8 @@ func msWriteError(err error, m inventory.Microservice) error {
 }
 
 func (s *Server) createMicroservice(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := decodeMicroserviceJSON(body)
-	if err != nil {
-		fail(c, err)
+	in, ok := jsonDocument(c, decodeMicroserviceJSON)
+	if !ok {
 		return
 	}
 	m := in.apply(inventory.Microservice{})
@@ -186,7 +180,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var out inventory.Microservice
-	err = s.inTx(c, func(tx *store.Tx) error {
+	err := s.inTx(c, func(tx *store.Tx) error {
 		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
 			return err
 		}
@@ -211,21 +205,15 @@ func (s *Server) createMicroservice(c *gin.Context) {
 }
 
 func (s *Server) patchMicroservice(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := decodeMicroserviceJSON(body)
-	if err != nil {
-		fail(c, err)
+	in, ok := jsonDocument(c, decodeMicroserviceJSON)
+	if !ok {
 		return
 	}
 	id := c.Param("uuid")
 	ctx := c.Request.Context()
 	var old, m, out inventory.Microservice
 	var services []string
-	err = s.inTx(c, func(tx *store.Tx) error {
+	err := s.inTx(c, func(tx *store.Tx) error {
 		var err error
 		if old, err = findMicroservice(ctx, tx, id); err != nil {
 			return err

@@ -80,28 +80,16 @@ func (s *Server) getService(c *gin.Context) {
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	p, err := service.DecodeJSON(body)
-	if err != nil {
-		fail(c, err)
+	p, ok := jsonDocument(c, service.DecodeJSON)
+	if !ok {
 		return
 	}
 	s.createService(c, p)
 }
 
 func (s *Server) createServiceYAML(c *gin.Context) {
-	body, err := readUpload(c, "service")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	p, err := service.DecodeYAML(body)
-	if err != nil {
-		fail(c, err)
+	p, ok := yamlUpload(c, "service", service.DecodeYAML)
+	if !ok {
 		return
 	}
 	s.createService(c, p)
@@ -173,14 +161,8 @@ func (s *Server) applyControlPlane(svc *service.Service, p service.Placement) {
 }
 
 func (s *Server) updateServiceJSON(c *gin.Context) {
-	body, err := readBody(c, "application/json")
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	p, err := service.DecodeJSON(body)
-	if err != nil {
-		fail(c, err)
+	p, ok := jsonDocument(c, service.DecodeJSON)
+	if !ok {
 		return
 	}
 	// JSON PATCH is partial: absent fields keep their stored values.
@@ -189,15 +171,11 @@ func (s *Server) updateServiceJSON(c *gin.Context) {
 
 func (s *Server) updateServiceYAML(c *gin.Context) {
 	name := c.Param("name")
-	body, err := readUpload(c, "service")
-	if err != nil {
-		fail(c, err)
+	p, ok := yamlUpload(c, "service", service.DecodeYAML)
+	if !ok {
 		return
 	}
-	p, err := service.DecodeYAML(body)
-	if err == nil {
-		err = service.CheckYAMLName(p, name)
-	}
+	err := service.CheckYAMLName(p, name)
 	if err == nil {
 		err = p.RequireCreate()
 	}
