@@ -28,6 +28,7 @@ type Config struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
+	TemporalTLS       TemporalTLS
 	BridgePorts       store.PortRange
 	BridgePortsRaw    string
 	TagPrefix         string
@@ -41,6 +42,13 @@ type Config struct {
 	DriftInterval     time.Duration
 	LogLevel          string
 	LogFormat         string
+}
+
+// TemporalTLS is how the api and worker reach a secured Temporal.
+type TemporalTLS struct {
+	Enabled                   bool
+	Cert, Key, CA, ServerName string
+	APIKey                    string
 }
 
 // Setting documents one setting; Settings is the README's table.
@@ -65,6 +73,12 @@ var Settings = []Setting{
 	{"database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...); required by api and worker; dev uses the embedded store when empty"},
 	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
 	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
+	{"temporal-tls-cert", "TEMPORAL_TLS_CERT", "", "api, worker: client certificate (PEM file) for mTLS to Temporal"},
+	{"temporal-tls-key", "TEMPORAL_TLS_KEY", "", "api, worker: its private key (PEM file)"},
+	{"temporal-tls-ca", "TEMPORAL_TLS_CA", "", "api, worker: CA bundle (PEM file) that signed Temporal's server certificate; default the system roots"},
+	{"temporal-tls-server-name", "TEMPORAL_TLS_SERVER_NAME", "", "api, worker: server name to verify, when it differs from TEMPORAL_ADDRESS's host"},
+	{"temporal-tls", "TEMPORAL_TLS", "false", "api, worker: use TLS to Temporal without a client certificate (true with an API key or TLS settings)"},
+	{"temporal-api-key", "TEMPORAL_API_KEY", "", "api, worker: API key for Temporal Cloud or a cluster that takes them (implies TLS)"},
 	{"task-queue", "TASK_QUEUE", "svcbridge", "Temporal task queue of the workflows"},
 	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
 	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
@@ -133,6 +147,14 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	}
 	c.TemporalAddress = get("temporal-address")
 	c.TemporalNamespace = get("temporal-namespace")
+	c.TemporalTLS = TemporalTLS{Cert: get("temporal-tls-cert"), Key: get("temporal-tls-key"), CA: get("temporal-tls-ca"),
+		ServerName: get("temporal-tls-server-name"), APIKey: get("temporal-api-key")}
+	if c.TemporalTLS.Enabled, err = strconv.ParseBool(get("temporal-tls")); err != nil {
+		return c, bad("temporal-tls", "TEMPORAL_TLS", "must be true or false")
+	}
+	if (c.TemporalTLS.Cert == "") != (c.TemporalTLS.Key == "") {
+		return c, bad("temporal-tls-cert", "TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
+	}
 	c.TaskQueue = get("task-queue")
 	if c.TaskQueue == "" {
 		return c, bad("task-queue", "TASK_QUEUE", "must not be empty")

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -66,16 +68,51 @@ func runMigrate(ctx context.Context, cfg config.Config) error {
 
 func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
 	handler, _ := metrics.Temporal()
-	c, err := client.DialContext(ctx, client.Options{
+	opts := client.Options{
 		HostPort:       cfg.TemporalAddress,
 		Namespace:      cfg.TemporalNamespace,
 		Logger:         sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
 		MetricsHandler: handler,
-	})
+	}
+	if err := temporalSecurity(cfg.TemporalTLS, &opts); err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (TEMPORAL_ADDRESS): %w", cfg.TemporalAddress, err)
 	}
 	return c, nil
+}
+
+// temporalSecurity sets TLS (mutual, when a client certificate is given)
+// and an API key on the Temporal client options.
+func temporalSecurity(t config.TemporalTLS, opts *client.Options) error {
+	if !t.Enabled && t.Cert == "" && t.CA == "" && t.APIKey == "" {
+		return nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.Cert != "" {
+		pair, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+		if err != nil {
+			return fmt.Errorf("invalid setting TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	if t.CA != "" {
+		pem, err := os.ReadFile(t.CA)
+		if err != nil {
+			return fmt.Errorf("invalid setting TEMPORAL_TLS_CA: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return errors.New("invalid setting TEMPORAL_TLS_CA: no PEM certificate in " + t.CA)
+		}
+	}
+	opts.ConnectionOptions.TLS = tc
+	if t.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(t.APIKey)
+	}
+	return nil
 }
 
 // parts are what the roles share once store and Temporal are connected.
