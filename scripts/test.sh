@@ -54,8 +54,8 @@ echo "== go test -race (packages with concurrency)"
 go test -count=1 -race -timeout 30m ./store/... ./api/ ./routerconfig/ ./service/ ./workflows/ ./cli/
 
 if [ "$FUZZTIME" != "0" ]; then
-  echo "== fuzzing the request decoders ($FUZZTIME each)"
-  for target in FuzzDecodeJSON FuzzDecodeYAML; do
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./service/
+  echo "== fuzzing the request decoders and handlers ($FUZZTIME each)"
+  for target in service:FuzzDecodeJSON service:FuzzDecodeYAML api:FuzzRequests; do
+    go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "$FUZZTIME" "./${target%%:*}/"
   done
 fi
