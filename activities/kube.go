@@ -115,30 +115,9 @@ func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (Kub
 	if err != nil {
 		return res, err
 	}
-	if !exists || svc.Type == service.TypeK8s {
-		err := kube.DeleteService(ctx, a.Kube, a.KubeConfig, name)
-		kubeCall("delete", "services", err)
+	if res.Changed, err = a.ensureKubeService(ctx, name, svc, exists); err != nil || !exists ||
+		svc.Type == service.TypeK8s || *svc.K8sType != string(corev1.ServiceTypeLoadBalancer) {
 		return res, err
-	}
-	if svc.ServicePort == nil || svc.K8sType == nil {
-		return res, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", ErrInvalid, nil)
-	}
-	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags)
-	cfg := a.KubeConfig.WithDefaults()
-	live, gerr := a.Kube.CoreV1().Services(cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
-	kubeCall("get", "services", ignoreNotFound(gerr))
-	res.Changed = gerr != nil || !kube.UpToDate(live, desired)
-	err = kube.EnsureService(ctx, a.Kube, a.KubeConfig, desired)
-	kubeCall("ensure", "services", err)
-	var foreign *kube.ErrForeignService
-	if errors.As(err, &foreign) {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalid, err)
-	}
-	if err != nil {
-		return res, err
-	}
-	if desired.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return res, nil
 	}
 	activity.RecordHeartbeat(ctx, "polling load balancer ingress")
 	endpoint, err := kube.PollLoadBalancer(ctx, a.Kube, a.KubeConfig, name)
@@ -152,6 +131,31 @@ func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (Kub
 	}
 	res.Endpoint = &endpoint
 	return res, nil
+}
+
+// ensureKubeService creates, patches or deletes the Kubernetes Service of
+// a service and reports whether it had to change anything.
+func (a *Activities) ensureKubeService(ctx context.Context, name string, svc service.Service, exists bool) (bool, error) {
+	if !exists || svc.Type == service.TypeK8s {
+		err := kube.DeleteService(ctx, a.Kube, a.KubeConfig, name)
+		kubeCall("delete", "services", err)
+		return false, err
+	}
+	if svc.ServicePort == nil || svc.K8sType == nil {
+		return false, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", ErrInvalid, nil)
+	}
+	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags)
+	cfg := a.KubeConfig.WithDefaults()
+	live, gerr := a.Kube.CoreV1().Services(cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
+	kubeCall("get", "services", ignoreNotFound(gerr))
+	changed := gerr != nil || !kube.UpToDate(live, desired)
+	err := kube.EnsureService(ctx, a.Kube, a.KubeConfig, desired)
+	kubeCall("ensure", "services", err)
+	var foreign *kube.ErrForeignService
+	if errors.As(err, &foreign) {
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalid, err)
+	}
+	return changed && err == nil, err
 }
 
 func ignoreNotFound(err error) error {

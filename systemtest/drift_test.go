@@ -39,7 +39,7 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 	edit(f.fogA.UUID, `{"bridges":{"tcpConnectors":{"checkout-connector":{"name":"checkout-connector","host":"evil","port":"1","address":"checkout","processId":"x"}},"tcpListeners":{}},"logConfig":{"level":"debug"}}`)
 	before := testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent"))
 
-	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, "")
+	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, workflows.DriftCursor{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.temporal.io/sdk/client"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +20,9 @@ import (
 
 	"svcbridge/kube"
 	"svcbridge/kube/kubetest"
+	"svcbridge/metrics"
 	"svcbridge/service"
+	"svcbridge/workflows"
 )
 
 // kubeSystem is svcbridge on a Kubernetes control plane: a real
@@ -219,4 +223,53 @@ func TestKubernetesConcurrentCreatesKeepEveryHubPair(t *testing.T) {
 		pairs := hubPairs(t, cs, ns)
 		return len(pairs) == 2*n+1, fmt.Sprintf("%d pairs, want %d", len(pairs), 2*n+1)
 	})
+}
+
+// TestKubernetesDriftIsRepaired deletes a Kubernetes Service and edits the
+// hub ConfigMap behind svcbridge's back; the drift check puts both back and
+// counts the repairs.
+func TestKubernetesDriftIsRepaired(t *testing.T) {
+	s, cs, ns := kubeSystem(t)
+	ctx := context.Background()
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443,
+		"servicePort": 443, "k8sType": "ClusterIP"}, nil)
+	s.waitStatus("vendor", service.StatusReady)
+	want := hubPairs(t, cs, ns)
+
+	if err := cs.CoreV1().Services(ns).Delete(ctx, "vendor", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, kube.HubConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[kube.HubConfigKey] = `[["listener", {"name": "amqp", "port": "5672"}]]`
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hubBefore := testutil.ToFloat64(metrics.Repairs.WithLabelValues("hub-configmap"))
+	svcBefore := testutil.ToFloat64(metrics.Repairs.WithLabelValues("kubernetes-service"))
+
+	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-kube", TaskQueue: taskQueue},
+		workflows.DriftWorkflowName, workflows.DriftCursor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("drift check: %v", err)
+	}
+	if _, err := cs.CoreV1().Services(ns).Get(ctx, "vendor", metav1.GetOptions{}); err != nil {
+		t.Errorf("the deleted Kubernetes Service was not recreated: %v", err)
+	}
+	if got := hubPairs(t, cs, ns); len(got) != len(want) || got["tcpListener/vendor-listener"] != want["tcpListener/vendor-listener"] ||
+		got["tcpConnector/vendor-connector"] != want["tcpConnector/vendor-connector"] {
+		t.Errorf("hub pairs after the drift check %v, want %v", got, want)
+	}
+	if d := testutil.ToFloat64(metrics.Repairs.WithLabelValues("hub-configmap")) - hubBefore; d != 1 {
+		t.Errorf("hub ConfigMap repairs counted %v, want 1", d)
+	}
+	if d := testutil.ToFloat64(metrics.Repairs.WithLabelValues("kubernetes-service")) - svcBefore; d != 1 {
+		t.Errorf("Kubernetes Service repairs counted %v, want 1", d)
+	}
 }

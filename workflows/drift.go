@@ -23,24 +23,40 @@ const (
 const maxDriftPages = 200
 
 // DriftWorkflow re-reconciles every router, page by page, repairing what
-// was changed outside svcbridge. A Temporal Schedule starts it.
-func DriftWorkflow(ctx workflow.Context, after string) error {
+// was changed outside svcbridge; on the Kubernetes control plane it then
+// does the same for the hub ConfigMap and the Kubernetes Services. A
+// Temporal Schedule starts it.
+func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute, MaximumAttempts: 10},
 	})
-	for page := 0; ; page++ {
-		if page == maxDriftPages {
-			return workflow.NewContinueAsNewError(ctx, DriftWorkflowName, after)
+	for pages := 1; ; pages++ {
+		if pages == maxDriftPages {
+			return workflow.NewContinueAsNewError(ctx, DriftWorkflowName, at)
 		}
-		if err := workflow.ExecuteActivity(actx, a.DriftCheck, after).Get(ctx, &after); err != nil {
+		check := a.DriftCheck
+		if at.Kube {
+			check = a.DriftCheckKube
+		}
+		if err := workflow.ExecuteActivity(actx, check, at.After).Get(ctx, &at.After); err != nil {
 			return err
 		}
-		if after == "" {
-			return nil
+		if at.After == "" {
+			if at.Kube {
+				return nil
+			}
+			at.Kube = true
 		}
 	}
+}
+
+// DriftCursor is where a drift check goes on: the agent routers after
+// After, or, with Kube, the services after After.
+type DriftCursor struct {
+	Kube  bool
+	After string
 }
 
 // EnsureDriftSchedule creates the schedule that runs DriftWorkflow every
@@ -62,7 +78,7 @@ func EnsureDriftSchedule(ctx context.Context, c client.Client, taskQueue string,
 		Spec:    spec,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 		Action: &client.ScheduleWorkflowAction{
-			ID: "drift-check", Workflow: DriftWorkflowName, Args: []any{""}, TaskQueue: taskQueue,
+			ID: "drift-check", Workflow: DriftWorkflowName, Args: []any{DriftCursor{}}, TaskQueue: taskQueue,
 		},
 	})
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
