@@ -21,7 +21,7 @@ const agentCols = `uuid, name, host, router_mode, default_router, created_at, up
 // ListAgents returns every agent, sorted by name.
 func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 	var agents []inventory.Agent
-	if err := t.sel(ctx, &agents, `SELECT `+agentCols+` FROM agents ORDER BY name`); err != nil {
+	if err := t.sel(ctx, &agents, `SELECT `+agentCols+` FROM agents ORDER BY `+t.binary("name")); err != nil {
 		return nil, err
 	}
 	return agents, t.fillAgents(ctx, agents)

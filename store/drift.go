@@ -10,13 +10,13 @@ import (
 // uuid, for the drift check.
 func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]string, error) {
 	var uuids []string
-	return uuids, t.sel(ctx, &uuids, `SELECT agent_uuid FROM router_configs WHERE agent_uuid > ? ORDER BY agent_uuid LIMIT ?`, after, limit)
+	return uuids, t.sel(ctx, &uuids, `SELECT agent_uuid FROM router_configs WHERE `+t.binary("agent_uuid")+` > ? ORDER BY `+t.binary("agent_uuid")+` LIMIT ?`, after, limit)
 }
 
 // ServicesAfter pages through the services by name, for the drift check.
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
 	var rows []serviceRow
-	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services WHERE name > ? ORDER BY name LIMIT ?`, after, limit); err != nil {
+	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services WHERE `+t.binary("name")+` > ? ORDER BY `+t.binary("name")+` LIMIT ?`, after, limit); err != nil {
 		return nil, err
 	}
 	return t.withTags(ctx, rows)

@@ -18,7 +18,7 @@ const msCols = `uuid, application, name, agent_uuid, host_network_mode, created_
 // ListMicroservices returns every microservice by application and name.
 func (t *Tx) ListMicroservices(ctx context.Context) ([]inventory.Microservice, error) {
 	ms := []inventory.Microservice{}
-	return ms, t.sel(ctx, &ms, `SELECT `+msCols+` FROM microservices ORDER BY application, name`)
+	return ms, t.sel(ctx, &ms, `SELECT `+msCols+` FROM microservices ORDER BY `+t.binary("application")+`, `+t.binary("name"))
 }
 
 // GetMicroservice finds a microservice by uuid.

@@ -52,7 +52,7 @@ func (r serviceRow) service() service.Service {
 // ListServices returns every service sorted by name.
 func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
 	var rows []serviceRow
-	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services ORDER BY name`); err != nil {
+	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services ORDER BY `+t.binary("name")); err != nil {
 		return nil, err
 	}
 	return t.withTags(ctx, rows)

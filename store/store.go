@@ -185,6 +185,16 @@ func (t *Tx) forUpdate() string {
 	return ""
 }
 
+// binary makes col compare and sort byte by byte on both dialects, so
+// lists and pages come out in the same order whatever collation the
+// PostgreSQL database has (SQLite compares bytes already).
+func (t *Tx) binary(col string) string {
+	if t.dialect == Postgres {
+		return col + ` COLLATE "C"`
+	}
+	return col
+}
+
 func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
 	return mapErr(t.tx.GetContext(ctx, dest, t.tx.Rebind(query), args...))
 }
