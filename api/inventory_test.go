@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"svcbridge/inventory"
@@ -702,30 +700,7 @@ func TestAgentCreateRace(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		api, _, _ := newTestAPI(t, dialect)
 		const n = 8
-		post := func(bodies func(i int) string) []*testResponse {
-			out := make([]*testResponse, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					resp, err := api.srv.Client().Post(api.URL()+"/api/v3/agents", "application/json", strings.NewReader(bodies(i)))
-					if err != nil {
-						out[i] = &testResponse{Status: -1, Body: []byte(err.Error())}
-						return
-					}
-					defer resp.Body.Close()
-					b, _ := io.ReadAll(resp.Body)
-					out[i] = &testResponse{Status: resp.StatusCode, Body: b}
-				})
-			}
-			close(start)
-			wg.Wait()
-			for _, r := range out {
-				r.t, r.req = t, "POST /api/v3/agents"
-			}
-			return out
-		}
+		post := func(bodies func(i int) string) []*testResponse { return api.PostAtOnce("/api/v3/agents", n, bodies) }
 		check := func(what string, rs []*testResponse, message func(winner string) string) {
 			t.Helper()
 			var winners []string

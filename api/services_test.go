@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -1021,30 +1020,7 @@ func TestServiceCreateRace(t *testing.T) {
 		newInventory(t, p.remote)
 		p.rec.Reset()
 		const n = 8
-		post := func(body func(i int) string) []*testResponse {
-			out := make([]*testResponse, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					resp, err := p.remote.srv.Client().Post(p.remote.URL()+servicesPath, "application/json", strings.NewReader(body(i)))
-					if err != nil {
-						out[i] = &testResponse{Status: -1, Body: []byte(err.Error())}
-						return
-					}
-					defer resp.Body.Close()
-					b, _ := io.ReadAll(resp.Body)
-					out[i] = &testResponse{Status: resp.StatusCode, Body: b}
-				})
-			}
-			close(start)
-			wg.Wait()
-			for _, r := range out {
-				r.t, r.req = t, "POST "+servicesPath
-			}
-			return out
-		}
+		post := func(body func(i int) string) []*testResponse { return p.remote.PostAtOnce(servicesPath, n, body) }
 
 		created := 0
 		for _, r := range post(func(i int) string {

@@ -212,6 +212,33 @@ func (a *testAPI) Do(method, path string, body io.Reader, header ...string) *tes
 	return &testResponse{t: a.t, req: method + " " + path, Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
+// PostAtOnce posts n JSON bodies to path in parallel, released together so
+// they race, and returns the answers in body order.
+func (a *testAPI) PostAtOnce(path string, n int, body func(i int) string) []*testResponse {
+	out := make([]*testResponse, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			resp, err := a.srv.Client().Post(a.URL()+path, "application/json", strings.NewReader(body(i)))
+			if err != nil {
+				out[i] = &testResponse{Status: -1, Body: []byte(err.Error())}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			out[i] = &testResponse{Status: resp.StatusCode, Body: b}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, r := range out {
+		r.t, r.req = a.t, "POST "+path
+	}
+	return out
+}
+
 // JSON sends body as application/json: a string or []byte as is, nil as
 // no body, anything else marshalled.
 func (a *testAPI) JSON(method, path string, body any, header ...string) *testResponse {
