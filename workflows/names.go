@@ -5,7 +5,6 @@
 package workflows
 
 import (
-	"strings"
 	"time"
 )
 
@@ -27,11 +26,8 @@ const (
 
 const servicePrefix = "service/"
 
-// ServiceWorkflowID and ServiceFromWorkflowID map a service name to its
-// workflow ID and back.
+// ServiceWorkflowID is the workflow ID of a service's entity workflow.
 func ServiceWorkflowID(name string) string { return servicePrefix + name }
-
-func ServiceFromWorkflowID(id string) (string, bool) { return strings.CutPrefix(id, servicePrefix) }
 
 // Timing of the service workflow.
 var (
