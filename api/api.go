@@ -46,11 +46,14 @@ type Options struct {
 	Ready func(context.Context) error
 	// Auth authenticates the users of /api/v3 (not the agents' pull API).
 	Auth auth.Authenticator
+	// Sessions answers ioFog clients' /user/refresh and /user/login.
+	Sessions auth.Sessions
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
 	Options
+	started time.Time // for the status's uptime
 }
 
 // New returns the API's http.Handler.
@@ -58,7 +61,7 @@ func New(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{Options: o}
+	s := &Server{Options: o, started: time.Now()}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
@@ -74,6 +77,7 @@ func New(o Options) http.Handler {
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))
+	s.sessionRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
 	})

@@ -18,8 +18,7 @@ const principalKey = "principal"
 func (s *Server) authorize(c *gin.Context) {
 	token := auth.BearerToken(c.Request)
 	if token == "" {
-		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "Unauthorized: No authentication information found",
-			"name": "AuthenticationError", "message": "Authorization: Bearer <token> is required"})
+		unauthorizedAs(c, "Unauthorized: No authentication information found", "Authorization: Bearer <token> is required")
 		return
 	}
 	var p auth.Principal
@@ -31,8 +30,7 @@ func (s *Server) authorize(c *gin.Context) {
 		// Why a token failed (expired, signature, audience) is for the log,
 		// never for the caller.
 		s.requestLogger(c).DebugContext(c.Request.Context(), "token rejected", "error", err)
-		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "Unauthorized: invalid or expired token",
-			"name": "AuthenticationError", "message": "the bearer token is not valid"})
+		unauthorized(c, "the bearer token is not valid")
 		return
 	}
 	if !auth.Allowed(p.Role, c.Request.Method, c.FullPath()) {
@@ -42,4 +40,14 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	c.Set(principalKey, p)
 	c.Next()
+}
+
+// unauthorized answers 401 in the reference controller's shape (key
+// "error") plus our envelope's name and message.
+func unauthorized(c *gin.Context, message string) {
+	unauthorizedAs(c, "Unauthorized: invalid or expired token", message)
+}
+
+func unauthorizedAs(c *gin.Context, reference, message string) {
+	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": reference, "name": "AuthenticationError", "message": message})
 }

@@ -30,8 +30,11 @@ func (s *Server) observe(c *gin.Context) {
 	c.Set(RequestIDHeader, id)
 	c.Next()
 	route := c.FullPath()
+	attrs := []any{"request_id", id, "method", c.Request.Method}
 	if route == "" {
+		// The metric label stays fixed; the log says what was asked for.
 		route = "unmatched"
+		attrs = append(attrs, "path", truncate(c.Request.URL.EscapedPath(), 256))
 	}
 	code := c.Writer.Status()
 	metrics.HTTPRequests.WithLabelValues(c.Request.Method, route, strconv.Itoa(code)).Inc()
@@ -43,8 +46,16 @@ func (s *Server) observe(c *gin.Context) {
 	if route == "/healthz" || route == "/readyz" || route == "/metrics" {
 		level = slog.LevelDebug
 	}
-	s.Logger.Log(c.Request.Context(), level, "request", "request_id", id, "method", c.Request.Method,
-		"route", route, "status", code, "duration_ms", time.Since(start).Milliseconds())
+	s.Logger.Log(c.Request.Context(), level, "request", append(attrs,
+		"route", route, "status", code, "duration_ms", time.Since(start).Milliseconds())...)
+}
+
+// truncate cuts s to at most n bytes, so a hostile path cannot flood the log.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // requestLogger is the logger of a handler: it carries the request ID.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/auth"
 	"svcbridge/store"
 )
 
@@ -620,18 +621,26 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call(agents+"/{agent}/services", 200, do("GET", agents+"/plant-a/services"))
 	call(agents+"/{agent}/services", 404, do("GET", agents+"/nope/services"))
 
+	// The session calls of potctl and the Go SDK, without a bearer.
+	call("/api/v3/status", 200, js("GET", "/api/v3/status", nil, noBearer...))
+	call("/api/v3/user/refresh", 200, js("POST", "/api/v3/user/refresh", map[string]string{"refreshToken": testTokens[auth.Viewer]}, noBearer...))
+	call("/api/v3/user/refresh", 400, js("POST", "/api/v3/user/refresh", `{"refreshToken":`, noBearer...))
+	call("/api/v3/user/refresh", 401, js("POST", "/api/v3/user/refresh", map[string]string{"refreshToken": "nope"}, noBearer...))
+	call("/api/v3/user/login", 400, js("POST", "/api/v3/user/login", `[]`, noBearer...))
+	call("/api/v3/user/login", 401, js("POST", "/api/v3/user/login", map[string]string{"email": "a@example.com", "password": "p"}, noBearer...))
+
 	// The agent pull API.
-	auth := bearer(plant.Token)
-	call("/api/v3/agent/config/changes", 200, js("GET", "/api/v3/agent/config/changes", nil, auth...))
+	agent := bearer(plant.Token)
+	call("/api/v3/agent/config/changes", 200, js("GET", "/api/v3/agent/config/changes", nil, agent...))
 	call("/api/v3/agent/config/changes", 401, js("GET", "/api/v3/agent/config/changes", nil))
-	call("/api/v3/agent/config/changes", 204, js("PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": 0}, auth...))
-	call("/api/v3/agent/config/changes", 400, js("PATCH", "/api/v3/agent/config/changes", map[string]any{}, auth...))
+	call("/api/v3/agent/config/changes", 204, js("PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": 0}, agent...))
+	call("/api/v3/agent/config/changes", 400, js("PATCH", "/api/v3/agent/config/changes", map[string]any{}, agent...))
 	call("/api/v3/agent/config/changes", 401, js("PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": 0}))
-	call("/api/v3/agent/config/changes", 413, js("PATCH", "/api/v3/agent/config/changes", big, auth...))
-	call("/api/v3/agent/router", 200, js("GET", "/api/v3/agent/router", nil, auth...))
+	call("/api/v3/agent/config/changes", 413, js("PATCH", "/api/v3/agent/config/changes", big, agent...))
+	call("/api/v3/agent/router", 200, js("GET", "/api/v3/agent/router", nil, agent...))
 	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, bearer("nope")...))
 	call(agents+"/{agent}/token", 200, do("POST", agents+"/plant-a/token"))
-	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, auth...)) // rotated away
+	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, agent...)) // rotated away
 
 	// Deletes, last: what is in use first.
 	call(ms+"/{uuid}", 409, do("DELETE", ms+"/"+m.UUID))

@@ -150,6 +150,7 @@ func newTestAPI(t testing.TB, dialect string, opts ...func(*Options)) (*testAPI,
 		Tags:           service.TagRule{Prefix: service.DefaultTagPrefix},
 		Logger:         slog.New(slog.DiscardHandler),
 		Auth:           testAuth(),
+		Sessions:       auth.Sessions{Static: testAuth()},
 	}
 	for _, opt := range opts {
 		opt(&o)

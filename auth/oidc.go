@@ -17,6 +17,7 @@ import (
 type OIDC struct {
 	verifier  *oidc.IDTokenVerifier
 	roleClaim []string
+	tokenURL  string
 }
 
 // NewOIDC discovers issuer's keys. roleClaim is a dotted path into the
@@ -32,8 +33,12 @@ func NewOIDC(ctx context.Context, issuer, audience, roleClaim string) (*OIDC, er
 	return &OIDC{
 		verifier:  provider.Verifier(&oidc.Config{ClientID: audience}),
 		roleClaim: strings.Split(roleClaim, "."),
+		tokenURL:  provider.Endpoint().TokenURL,
 	}, nil
 }
+
+// TokenURL is the issuer's token endpoint, where sessions are refreshed.
+func (o *OIDC) TokenURL() string { return o.tokenURL }
 
 // Authenticate implements Authenticator.
 func (o *OIDC) Authenticate(ctx context.Context, token string) (Principal, error) {

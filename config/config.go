@@ -38,6 +38,8 @@ type Config struct {
 	OIDCIssuer        string
 	OIDCAudience      string
 	OIDCRoleClaim     string
+	OIDCClientID      string
+	OIDCClientSecret  string
 	Kube              kube.Config
 	DriftInterval     time.Duration
 	LogLevel          string
@@ -87,6 +89,8 @@ var Settings = []Setting{
 	{"oidc-issuer", "OIDC_ISSUER", "", "OpenID Connect issuer URL whose access tokens the API accepts (e.g. a Keycloak realm)"},
 	{"oidc-audience", "OIDC_AUDIENCE", "", "audience (client ID) those tokens must carry; required with OIDC_ISSUER"},
 	{"oidc-role-claim", "OIDC_ROLE_CLAIM", "realm_access.roles", "dotted path of the token claim holding the role (admin, sre, developer, viewer)"},
+	{"oidc-client-id", "OIDC_CLIENT_ID", "", "api: client svcbridge uses at the issuer's token endpoint for potctl's login and refresh (default: OIDC_AUDIENCE)"},
+	{"oidc-client-secret", "OIDC_CLIENT_SECRET", "", "api: that client's secret (empty for a public client)"},
 	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -178,6 +182,10 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		get("auth-tokens-file"), get("oidc-issuer"), get("oidc-audience"), get("oidc-role-claim")
 	if c.OIDCIssuer != "" && c.OIDCAudience == "" {
 		return c, bad("oidc-audience", "OIDC_AUDIENCE", "required with OIDC_ISSUER, so tokens issued to other clients are refused")
+	}
+	c.OIDCClientID, c.OIDCClientSecret = get("oidc-client-id"), get("oidc-client-secret")
+	if c.OIDCClientID == "" {
+		c.OIDCClientID = c.OIDCAudience
 	}
 	c.LogLevel, c.LogFormat = strings.ToLower(get("log-level")), strings.ToLower(get("log-format"))
 	switch c.LogLevel {

@@ -133,6 +133,13 @@ func DecodeJSON(body []byte) (Patch, error) {
 	if p.DefaultBridge, err = jsonString(obj, "defaultBridge"); err != nil {
 		return Patch{}, err
 	}
+	if p.DefaultBridge == nil {
+		// The ioFog Go SDK's update names the field defaultBridgePort (its
+		// create says defaultBridge): the same field, so the same rules.
+		if p.DefaultBridge, err = jsonString(obj, "defaultBridgePort"); err != nil {
+			return Patch{}, err
+		}
+	}
 	if p.ServicePort, err = jsonInt(obj, "servicePort"); err != nil {
 		return Patch{}, err
 	}

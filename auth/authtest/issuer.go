@@ -18,16 +18,30 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// Issuer serves /.well-known/openid-configuration and its JWKS.
+// Issuer serves /.well-known/openid-configuration, its JWKS, and a token
+// endpoint with the password and refresh_token grants for the users the
+// test adds (Keycloak's way: the one-time code is the `totp` parameter).
 type Issuer struct {
-	URL  string
-	mu   sync.Mutex
-	keys []*rsa.PrivateKey
+	URL string
+	// ClientID and ClientSecret are the client the token endpoint accepts.
+	ClientID, ClientSecret string
+	t                      testing.TB
+	mu                     sync.Mutex
+	keys                   []*rsa.PrivateKey
+	users                  map[string]User
+	refresh                map[string]string // refresh token -> user
+}
+
+// User is an account of the token endpoint.
+type User struct {
+	Password, TOTP string
+	Roles          []string
 }
 
 // NewIssuer starts an issuer with one key; it stops with the test.
 func NewIssuer(t testing.TB) *Issuer {
-	is := &Issuer{}
+	is := &Issuer{ClientID: "svcbridge", ClientSecret: "client-secret", t: t,
+		users: map[string]User{}, refresh: map[string]string{}}
 	is.Rotate(t)
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -47,7 +61,62 @@ func NewIssuer(t testing.TB) *Issuer {
 		}
 		json.NewEncoder(w).Encode(set)
 	})
+	mux.HandleFunc("/token", is.token)
 	return is
+}
+
+// AddUser lets email log in with u's password (and one-time code).
+func (is *Issuer) AddUser(email string, u User) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.users[email] = u
+}
+
+// token implements the two grants, rotating refresh tokens as Keycloak
+// does: a used refresh token is spent.
+func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
+	refuse := func(code int, e string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(map[string]string{"error": e, "error_description": e})
+	}
+	if r.Method != http.MethodPost || r.ParseForm() != nil {
+		refuse(http.StatusBadRequest, "invalid_request")
+		return
+	}
+	if r.PostForm.Get("client_id") != is.ClientID || r.PostForm.Get("client_secret") != is.ClientSecret {
+		refuse(http.StatusUnauthorized, "unauthorized_client")
+		return
+	}
+	is.mu.Lock()
+	var email string
+	switch r.PostForm.Get("grant_type") {
+	case "password":
+		u, ok := is.users[r.PostForm.Get("username")]
+		if ok && u.Password == r.PostForm.Get("password") && u.TOTP == r.PostForm.Get("totp") {
+			email = r.PostForm.Get("username")
+		}
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		email = is.refresh[rt]
+		delete(is.refresh, rt)
+	}
+	u, ok := is.users[email]
+	var rt string
+	if ok {
+		b := make([]byte, 16)
+		rand.Read(b)
+		rt = fmt.Sprintf("rt-%x", b)
+		is.refresh[rt] = email
+	}
+	is.mu.Unlock()
+	if !ok {
+		refuse(http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	access := is.Token(is.t, is.Claims(is.ClientID, time.Now().Add(5*time.Minute), u.Roles...), nil)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"access_token": access, "refresh_token": rt, "token_type": "Bearer", "expires_in": 300})
 }
 
 func kid(i int) string { return fmt.Sprintf("key-%d", i) }

@@ -127,28 +127,36 @@ func (p parts) workflowsClient() workflows.Client {
 	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue, Store: p.store}
 }
 
+// users is how the API knows its users: who a bearer token is, and how
+// ioFog clients (potctl, the Go SDK) build a session.
+type users struct {
+	authn    auth.Authenticator
+	sessions auth.Sessions
+}
+
 // authenticator builds the API's user authentication from the settings,
 // adding extra (dev's admin token) first.
-func authenticator(ctx context.Context, cfg config.Config, extra ...auth.Authenticator) (auth.Authenticator, error) {
-	chain := auth.Chain(extra)
+func authenticator(ctx context.Context, cfg config.Config, extra ...auth.Authenticator) (users, error) {
+	static := auth.Chain(extra)
 	if cfg.AuthTokensFile != "" {
 		s, err := auth.LoadStatic(cfg.AuthTokensFile)
 		if err != nil {
-			return nil, fmt.Errorf("invalid setting AUTH_TOKENS_FILE (--auth-tokens-file): %w", err)
+			return users{}, fmt.Errorf("invalid setting AUTH_TOKENS_FILE (--auth-tokens-file): %w", err)
 		}
-		chain = append(chain, s)
+		static = append(static, s)
 	}
+	u := users{authn: static, sessions: auth.Sessions{Static: static}}
 	if cfg.OIDCIssuer != "" {
 		o, err := auth.NewOIDC(ctx, cfg.OIDCIssuer, cfg.OIDCAudience, cfg.OIDCRoleClaim)
 		if err != nil {
-			return nil, fmt.Errorf("invalid setting OIDC_ISSUER (--oidc-issuer): %w", err)
+			return users{}, fmt.Errorf("invalid setting OIDC_ISSUER (--oidc-issuer): %w", err)
 		}
-		chain = append(chain, o)
+		u.authn = append(static, o)
+		u.sessions.Issuer = &auth.TokenEndpoint{URL: o.TokenURL(), ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret}
+	} else if len(static) == 0 {
+		return users{}, errors.New("no user authentication is configured: set OIDC_ISSUER and OIDC_AUDIENCE, or AUTH_TOKENS_FILE")
 	}
-	if len(chain) == 0 {
-		return nil, errors.New("no user authentication is configured: set OIDC_ISSUER and OIDC_AUDIENCE, or AUTH_TOKENS_FILE")
-	}
-	return chain, nil
+	return u, nil
 }
 
 // devAdminToken returns dev's admin token, kept in <data-dir>/admin.token
@@ -170,13 +178,13 @@ func devAdminToken(dataDir string) (string, string, error) {
 }
 
 // serveAPI serves the REST API until ctx ends, then drains requests.
-func (p parts) serveAPI(ctx context.Context, ln net.Listener, authn auth.Authenticator) error {
+func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
 		Store: p.store, Reconciler: p.workflowsClient(), ControlPlane: p.cfg.ControlPlane,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
 		Ready: func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
-		Auth:  authn,
+		Auth:  u.authn, Sessions: u.sessions,
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -249,7 +257,7 @@ func runAPIRole(ctx context.Context, cfg config.Config) error {
 	if err := requireDatabase(cfg); err != nil {
 		return err
 	}
-	authn, err := authenticator(ctx, cfg)
+	u, err := authenticator(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -263,7 +271,7 @@ func runAPIRole(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
 	}
 	p.log.Info("svcbridge api listening", "url", "http://"+ln.Addr().String())
-	return p.serveAPI(ctx, ln, authn)
+	return p.serveAPI(ctx, ln, u)
 }
 
 func runWorkerRole(ctx context.Context, cfg config.Config) error {
@@ -297,7 +305,7 @@ type devSystem struct {
 	parts
 	temporal  *devserver.Server
 	ln        net.Listener
-	authn     auth.Authenticator
+	users     users
 	token     string
 	tokenPath string
 }
@@ -318,7 +326,7 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 	if err != nil {
 		return nil, err
 	}
-	if d.authn, err = authenticator(ctx, cfg, admin); err != nil {
+	if d.users, err = authenticator(ctx, cfg, admin); err != nil {
 		return nil, err
 	}
 	d.temporal, err = devserver.Start(ctx, devserver.Options{
@@ -347,7 +355,7 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 // run serves the API and runs the worker until ctx ends.
 func (d *devSystem) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.serveAPI(gctx, d.ln, d.authn) })
+	g.Go(func() error { return d.serveAPI(gctx, d.ln, d.users) })
 	g.Go(func() error { return d.runWorker(gctx) })
 	return g.Wait()
 }
