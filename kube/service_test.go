@@ -123,7 +123,7 @@ func TestBuildService(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := BuildService(tc.cfg, tc.svcName, tc.servicePort, tc.bridgePort, tc.k8sType, tc.tags)
+			svc := BuildService(tc.cfg, tc.svcName, tc.servicePort, tc.bridgePort, tc.k8sType, tc.tags, nil)
 			if svc.APIVersion != "v1" || svc.Kind != "Service" {
 				t.Errorf("apiVersion/kind = %q/%q", svc.APIVersion, svc.Kind)
 			}
@@ -160,7 +160,7 @@ func TestBuildService(t *testing.T) {
 // The worked object serialises to the seed's YAML fields, and nothing more
 // in spec than the seed shows.
 func TestBuildServiceJSON(t *testing.T) {
-	svc := BuildService(Config{Namespace: "datasance", ControllerName: "pot"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags)
+	svc := BuildService(Config{Namespace: "datasance", ControllerName: "pot"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)
 	b, err := json.Marshal(svc)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestServicePatch(t *testing.T) {
 
 func TestUpToDate(t *testing.T) {
 	cfg := Config{Namespace: "ns"}
-	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags)
+	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags, nil)
 	live := desired.DeepCopy()
 	live.ResourceVersion = "7"
 	live.Spec.ClusterIP = "10.0.0.1"
@@ -242,7 +242,7 @@ func TestUpToDate(t *testing.T) {
 			t.Errorf("%s: a changed Service looks up to date", name)
 		}
 	}
-	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)
+	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil)
 	liveNoTags := noTags.DeepCopy()
 	liveNoTags.Annotations = map[string]string{}
 	if !UpToDate(liveNoTags, noTags) {
