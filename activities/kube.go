@@ -144,7 +144,7 @@ func (a *Activities) ensureKubeService(ctx context.Context, name string, svc ser
 	if svc.ServicePort == nil || svc.K8sType == nil {
 		return false, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", ErrInvalid, nil)
 	}
-	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags)
+	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags, svc.Kubernetes)
 	cfg := a.KubeConfig.WithDefaults()
 	live, gerr := a.Kube.CoreV1().Services(cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
 	kubeCall("get", "services", ignoreNotFound(gerr))

@@ -79,28 +79,29 @@ func newInventory(t *testing.T, a *testAPI) inventoryFixture {
 // serviceJSON is a Service as the API returns it; pointers tell null from
 // a value.
 type serviceJSON struct {
-	Name               string    `json:"name"`
-	Tags               []string  `json:"tags"`
-	Type               string    `json:"type"`
-	Resource           string    `json:"resource"`
-	TargetPort         int       `json:"targetPort"`
-	DefaultBridge      string    `json:"defaultBridge"`
-	ServicePort        *int      `json:"servicePort"`
-	K8sType            *string   `json:"k8sType"`
-	BridgePort         int       `json:"bridgePort"`
-	ServiceEndpoint    *string   `json:"serviceEndpoint"`
-	ProvisioningStatus string    `json:"provisioningStatus"`
-	ProvisioningError  *string   `json:"provisioningError"`
-	Generation         int64     `json:"generation"`
-	ObservedGeneration int64     `json:"observedGeneration"`
-	CreatedAt          time.Time `json:"createdAt"`
-	UpdatedAt          time.Time `json:"updatedAt"`
-	WorkflowID         string    `json:"workflowId"`
+	Name               string              `json:"name"`
+	Tags               []string            `json:"tags"`
+	Type               string              `json:"type"`
+	Resource           string              `json:"resource"`
+	TargetPort         int                 `json:"targetPort"`
+	DefaultBridge      string              `json:"defaultBridge"`
+	ServicePort        *int                `json:"servicePort"`
+	K8sType            *string             `json:"k8sType"`
+	Kubernetes         *service.Kubernetes `json:"kubernetes"`
+	BridgePort         int                 `json:"bridgePort"`
+	ServiceEndpoint    *string             `json:"serviceEndpoint"`
+	ProvisioningStatus string              `json:"provisioningStatus"`
+	ProvisioningError  *string             `json:"provisioningError"`
+	Generation         int64               `json:"generation"`
+	ObservedGeneration int64               `json:"observedGeneration"`
+	CreatedAt          time.Time           `json:"createdAt"`
+	UpdatedAt          time.Time           `json:"updatedAt"`
+	WorkflowID         string              `json:"workflowId"`
 }
 
 // serviceKeys are the keys of a Service object, exactly.
 var serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge", "servicePort",
-	"k8sType", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
+	"k8sType", "kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
 	"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId"}
 
 // decodeService decodes one Service, failing unless it has exactly the
@@ -172,11 +173,12 @@ func wantSpec(t *testing.T, got serviceJSON, want serviceJSON) {
 		Tags                                []string
 		TargetPort, BridgePort              int
 		ServicePort, K8sType, Endpoint      any
+		Kubernetes                          *service.Kubernetes
 	}
 	g := spec{got.Name, got.Type, got.Resource, got.DefaultBridge, got.Tags, got.TargetPort, got.BridgePort,
-		deref(got.ServicePort), deref(got.K8sType), deref(got.ServiceEndpoint)}
+		deref(got.ServicePort), deref(got.K8sType), deref(got.ServiceEndpoint), got.Kubernetes}
 	w := spec{want.Name, want.Type, want.Resource, want.DefaultBridge, want.Tags, want.TargetPort, want.BridgePort,
-		deref(want.ServicePort), deref(want.K8sType), deref(want.ServiceEndpoint)}
+		deref(want.ServicePort), deref(want.K8sType), deref(want.ServiceEndpoint), want.Kubernetes}
 	if want.Tags == nil {
 		w.Tags = []string{}
 	}
@@ -394,6 +396,34 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"microservice without servicePort on kubernetes", kube, create(svcBody(ms, "k8sType", "LoadBalancer")), 400, validation, msgK8sNeeds},
 			{"agent without both on kubernetes", kube, create(svcBody(agent)), 400, validation, msgK8sNeeds},
 			{"external without servicePort on kubernetes", kube, create(svcBody(ext, "k8sType", "NodePort")), 400, validation, msgK8sNeeds},
+
+			// spec.kubernetes: refused off Kubernetes, validated as kube-apiserver does.
+			{"kubernetes block on remote", remote, create(svcBody(ext, "kubernetes", map[string]any{"externalTrafficPolicy": "Local"})), 400, validation,
+				"Field 'kubernetes' applies only on the Kubernetes control plane (CONTROL_PLANE=kubernetes): the remote control plane creates no Kubernetes Service to set it on"},
+			{"kubernetes block PATCH on remote", remote, update("vendor", `{"kubernetes":{"loadBalancerSourceRanges":["10.0.0.0/8"]}}`), 400, validation,
+				"Field 'kubernetes' applies only on the Kubernetes control plane (CONTROL_PLANE=kubernetes): the remote control plane creates no Kubernetes Service to set it on"},
+			{"kubernetes bad CIDR", kube, create(svcBody(ext, "servicePort", 443, "k8sType", "LoadBalancer", "kubernetes", map[string]any{"loadBalancerSourceRanges": []string{"10.0.0.0/8", "10.0.0/8"}})), 400, validation,
+				`Invalid field 'kubernetes.loadBalancerSourceRanges[1]': Invalid value: "10.0.0/8": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`},
+			{"kubernetes class on a ClusterIP", kube, create(svcBody(ext, "servicePort", 443, "k8sType", "ClusterIP", "kubernetes", map[string]any{"loadBalancerClass": "example.com/lb"})), 400, validation,
+				"Invalid field 'kubernetes.loadBalancerClass': Forbidden: may only be used when `k8sType` is 'LoadBalancer'"},
+			{"kubernetes unknown option", kube, create(svcBody(ext, "servicePort", 443, "k8sType", "ClusterIP", "kubernetes", map[string]any{"clusterIP": "None"})), 400, validation,
+				`Invalid field 'kubernetes': unknown field "clusterIP"`},
+			{"kubernetes on type k8s", kube, create(svcBody(k8s, "kubernetes", map[string]any{"internalTrafficPolicy": "Local"})), 400, validation,
+				"Field 'kubernetes' is not allowed for type k8s: svcbridge creates no Kubernetes Service for it"},
+			{"kubernetes PATCH adds a class to a LoadBalancer", kube, update("lb", `{"kubernetes":{"loadBalancerClass":"example.com/lb"}}`), 400, validation,
+				`Invalid field 'kubernetes.loadBalancerClass': Invalid value: "example.com/lb": may not change once set while k8sType stays LoadBalancer (change k8sType, or delete and create the service)`},
+			{"kubernetes PATCH policy on a type that forbids it", kube, update("lb", `{"k8sType":"ClusterIP","kubernetes":{"externalTrafficPolicy":"Local"}}`), 400, validation,
+				`Invalid field 'kubernetes.externalTrafficPolicy': Invalid value: "Local": may only be set for externally-accessible services (k8sType LoadBalancer or NodePort)`},
+			{"kubernetes PATCH svcbridge's label", kube, update("lb", `{"kubernetes":{"labels":{"app.kubernetes.io/instance":"x"}}}`), 400, validation,
+				"Invalid field 'kubernetes.labels[app.kubernetes.io/instance]': Forbidden: is one of svcbridge's own labels"},
+			{"kubernetes PATCH annotation a tag sets", kube, update("lb", `{"kubernetes":{"annotations":{"service.beta.kubernetes.io/aws-load-balancer-type":"external"}}}`), 400, validation,
+				"Invalid field 'kubernetes.annotations[service.beta.kubernetes.io/aws-load-balancer-type]': Forbidden: is also set by a tag: set it in one place"},
+			{"kubernetes YAML timeout out of range", kube, createYAML(yamlDoc([]string{"name: new"}, append(slices.Clone(extSpec), "servicePort: 443", "k8sType: ClusterIP",
+				"kubernetes: {sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {timeoutSeconds: 86401}}}"))), 400, validation,
+				"Invalid field 'kubernetes.sessionAffinityConfig.clientIP.timeoutSeconds': Invalid value: 86401: must be greater than 0 and less than 86400"},
+			{"kubernetes YAML PATCH policy unknown", kube, updateYAML("lb", yamlDoc([]string{"name: lb"}, append(slices.Clone(extSpec), "servicePort: 443", "k8sType: LoadBalancer",
+				"kubernetes:", "  externalTrafficPolicy: Nearest"))), 400, validation,
+				`Invalid field 'kubernetes.externalTrafficPolicy': Unsupported value: "Nearest": supported values: "Cluster", "Local"`},
 
 			// Resource by type.
 			{"resource empty", remote, create(svcBody(ext, "resource", "")), 400, validation, "Field 'resource' must not be empty"},
@@ -884,6 +914,47 @@ func TestServiceKubernetesJSONPatch(t *testing.T) {
 		got := getService(t, p.kube, "lb")
 		wantSpec(t, got, want)
 		wantPending(t, got, 3, 1)
+	})
+}
+
+// TestServiceKubernetesOptions: spec.kubernetes is stored and shown as
+// given; a JSON PATCH changes the options it names (null removes one), the
+// YAML PATCH replaces the block, and every write starts a reconcile.
+func TestServiceKubernetesOptions(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		p := newPlanes(t, dialect)
+		newInventory(t, p.kube)
+		want := createService(t, p.kube, map[string]any{"name": "lb", "type": "external", "resource": "vendor.example.com", "targetPort": 443,
+			"servicePort": 443, "k8sType": "LoadBalancer", "kubernetes": map[string]any{
+				"loadBalancerSourceRanges": []string{"10.0.0.0/8"}, "externalTrafficPolicy": "Local",
+				"loadBalancerClass": "example.com/internal", "labels": map[string]string{"team": "a"}}})
+		opts := &service.Kubernetes{LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, ExternalTrafficPolicy: "Local",
+			LoadBalancerClass: strp("example.com/internal"), Labels: map[string]string{"team": "a"}}
+		if !reflect.DeepEqual(want.Kubernetes, opts) {
+			t.Fatalf("created kubernetes = %+v, want %+v", want.Kubernetes, opts)
+		}
+		wantSpec(t, getService(t, p.kube, "lb"), want)
+
+		patchService(t, p.kube, "lb", map[string]any{"kubernetes": map[string]any{
+			"externalTrafficPolicy": nil, "loadBalancerSourceRanges": []string{"10.0.0.0/8", "192.0.2.0/24"},
+			"sessionAffinity": "ClientIP"}})
+		want.Kubernetes = &service.Kubernetes{LoadBalancerSourceRanges: []string{"10.0.0.0/8", "192.0.2.0/24"},
+			LoadBalancerClass: strp("example.com/internal"), SessionAffinity: "ClientIP", Labels: map[string]string{"team": "a"}}
+		wantSpec(t, getService(t, p.kube, "lb"), want)
+
+		// The YAML document has no class and another type: the block is replaced.
+		p.kube.Upload(http.MethodPatch, servicesPath+"/yaml/lb", "service", "kind: Service\nmetadata:\n  name: lb\nspec:\n"+
+			"  type: external\n  resource: vendor.example.com\n  targetPort: 443\n  servicePort: 443\n  k8sType: NodePort\n"+
+			"  kubernetes:\n    externalTrafficPolicy: Local\n").Want(http.StatusNoContent)
+		want.K8sType, want.Kubernetes = strp("NodePort"), &service.Kubernetes{ExternalTrafficPolicy: "Local"}
+		wantSpec(t, getService(t, p.kube, "lb"), want)
+
+		patchService(t, p.kube, "lb", map[string]any{"kubernetes": nil})
+		want.Kubernetes = nil
+		wantSpec(t, getService(t, p.kube, "lb"), want)
+		if got := p.rec.Services(); !slices.Equal(got, []string{"lb", "lb", "lb", "lb"}) {
+			t.Fatalf("reconciles %v", got)
+		}
 	})
 }
 

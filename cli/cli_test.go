@@ -162,6 +162,42 @@ func TestCLIOpenPortsAreSortedAsJujuPrintsThem(t *testing.T) {
 	}
 }
 
+// status shows who may reach each Kubernetes Service next to its endpoint,
+// as Juju shows exposure next to the open ports.
+func TestCLIStatusShowsAllowedCIDRs(t *testing.T) {
+	var svcs []Service
+	json.Unmarshal([]byte(`[
+		{"name":"lb","type":"external","bridgePort":10024,"servicePort":443,"k8sType":"LoadBalancer","serviceEndpoint":"203.0.113.9",
+		 "provisioningStatus":"ready","kubernetes":{"loadBalancerSourceRanges":["10.0.0.0/8","192.0.2.0/24"]}},
+		{"name":"open","type":"external","bridgePort":10025,"servicePort":80,"k8sType":"LoadBalancer","provisioningStatus":"pending","kubernetes":null},
+		{"name":"np","type":"external","bridgePort":10026,"servicePort":22,"k8sType":"NodePort","provisioningStatus":"pending"},
+		{"name":"inside","type":"external","bridgePort":10027,"servicePort":80,"k8sType":"ClusterIP","provisioningStatus":"pending"}]`), &svcs)
+	v := statusView{}
+	for _, s := range svcs {
+		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Endpoint: endpoint(s), AllowedFrom: allowedFrom(s), Status: status(s)})
+	}
+	var b bytes.Buffer
+	if err := printStatus(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"SERVICE  TYPE      BACKEND  BRIDGE-PORT  ENDPOINT         ALLOWED-FROM             STATUS",
+		"lb       external  -        0            203.0.113.9:443  10.0.0.0/8,192.0.2.0/24  ready",
+		"open     external  -        0            -                any                      pending",
+		"np       external  -        0            -                any                      pending",
+		"inside   external  -        0            -                cluster                  pending",
+	} {
+		if !strings.Contains(b.String(), line+"\n") {
+			t.Errorf("status lacks %q:\n%s", line, b.String())
+		}
+	}
+	b.Reset()
+	printStatus(&b, statusView{Services: []statusService{{Name: "remote", Type: "external", Status: "ready"}}})
+	if strings.Contains(b.String(), "ALLOWED-FROM") {
+		t.Errorf("ALLOWED-FROM shown without any Kubernetes Service:\n%s", b.String())
+	}
+}
+
 func TestCLIExitCodes(t *testing.T) {
 	for _, c := range []struct {
 		err  error

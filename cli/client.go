@@ -79,24 +79,26 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // was, so that -o json|yaml prints every field, including ones this client
 // does not know.
 type Service struct {
-	Name               string              `json:"name"`
-	Tags               []string            `json:"tags"`
-	Type               string              `json:"type"`
-	Resource           string              `json:"resource"`
-	TargetPort         int                 `json:"targetPort"`
-	DefaultBridge      string              `json:"defaultBridge"`
-	ServicePort        *int                `json:"servicePort"`
-	K8sType            *string             `json:"k8sType"`
-	BridgePort         int                 `json:"bridgePort"`
-	ServiceEndpoint    *string             `json:"serviceEndpoint"`
-	ProvisioningStatus string              `json:"provisioningStatus"`
-	ProvisioningError  *string             `json:"provisioningError"`
-	Generation         int64               `json:"generation"`
-	ObservedGeneration int64               `json:"observedGeneration"`
-	CreatedAt          time.Time           `json:"createdAt"`
-	UpdatedAt          time.Time           `json:"updatedAt"`
-	WorkflowID         string              `json:"workflowId"`
-	Distribution       []DistributionEntry `json:"distribution"`
+	Name          string   `json:"name"`
+	Tags          []string `json:"tags"`
+	Type          string   `json:"type"`
+	Resource      string   `json:"resource"`
+	TargetPort    int      `json:"targetPort"`
+	DefaultBridge string   `json:"defaultBridge"`
+	ServicePort   *int     `json:"servicePort"`
+	K8sType       *string  `json:"k8sType"`
+	// Kubernetes is spec.kubernetes, each option as the server sent it.
+	Kubernetes         map[string]json.RawMessage `json:"kubernetes"`
+	BridgePort         int                        `json:"bridgePort"`
+	ServiceEndpoint    *string                    `json:"serviceEndpoint"`
+	ProvisioningStatus string                     `json:"provisioningStatus"`
+	ProvisioningError  *string                    `json:"provisioningError"`
+	Generation         int64                      `json:"generation"`
+	ObservedGeneration int64                      `json:"observedGeneration"`
+	CreatedAt          time.Time                  `json:"createdAt"`
+	UpdatedAt          time.Time                  `json:"updatedAt"`
+	WorkflowID         string                     `json:"workflowId"`
+	Distribution       []DistributionEntry        `json:"distribution"`
 	// HasDistribution: the server answered a distribution array (newer
 	// servers do, on GET /services/{name}).
 	HasDistribution bool            `json:"-"`

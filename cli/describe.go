@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,6 +148,19 @@ func (d describer) service(ctx context.Context, name string) error {
 		d.field("Kubernetes type", *s.K8sType)
 	}
 	d.field("Endpoint", orNone(s.ServiceEndpoint))
+	if s.K8sType != nil {
+		d.field("Allowed from", allowedFrom(s))
+	}
+	if len(s.Kubernetes) > 0 {
+		d.field("Kubernetes", fmt.Sprintf("%d options (spec.kubernetes)", len(s.Kubernetes)))
+		t := newIndentedTable(d.w, "OPTION", "VALUE")
+		for _, k := range slices.Sorted(maps.Keys(s.Kubernetes)) {
+			t.row(k, compactJSON(s.Kubernetes[k]))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
 	st := s.ProvisioningStatus
 	if !s.Settled() {
 		st += fmt.Sprintf(" (reconciling generation %d; the status is of generation %d)", s.Generation, s.ObservedGeneration)
@@ -178,6 +194,20 @@ func (d describer) service(ctx context.Context, name string) error {
 		t.row(e.AgentName, reason, yesNo(e.Listening), ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
 	return t.flush()
+}
+
+// compactJSON shows an option's value: a string bare, anything else as
+// compact JSON.
+func compactJSON(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // ago is "5s ago", or none when t is nil.

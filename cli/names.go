@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // inventory resolves the uuids the API stores to the names people use. A
@@ -119,6 +121,26 @@ func endpoint(s Service) string {
 		return *s.ServiceEndpoint + ":" + strconv.Itoa(*s.ServicePort)
 	}
 	return *s.ServiceEndpoint
+}
+
+// allowedFrom is who may reach the open port, as Juju's status shows
+// exposure: a LoadBalancer's loadBalancerSourceRanges (anyone when none), a
+// NodePort anyone, a ClusterIP the cluster; "" off Kubernetes.
+func allowedFrom(s Service) string {
+	if s.K8sType == nil {
+		return ""
+	}
+	switch *s.K8sType {
+	case "LoadBalancer":
+		var cidrs []string
+		if raw, ok := s.Kubernetes["loadBalancerSourceRanges"]; ok && json.Unmarshal(raw, &cidrs) == nil && len(cidrs) > 0 {
+			return strings.Join(cidrs, ",")
+		}
+		return "any"
+	case "NodePort":
+		return "any"
+	}
+	return "cluster"
 }
 
 // status is the provisioning status as a table shows it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,8 +25,10 @@ type statusService struct {
 	Backend    string `json:"backend"`
 	BridgePort int    `json:"bridgePort"`
 	Endpoint   string `json:"endpoint"`
-	Status     string `json:"status"`
-	Error      string `json:"error,omitempty"`
+	// AllowedFrom is who may reach the endpoint (see allowedFrom).
+	AllowedFrom string `json:"allowedFrom,omitempty"`
+	Status      string `json:"status"`
+	Error       string `json:"error,omitempty"`
 }
 
 type statusAgent struct {
@@ -44,9 +47,14 @@ func statusCmd(o Options) *cobra.Command {
 		Use:   "status",
 		Short: "Show every service and each agent's open bridge ports",
 		Long: `Show the whole installation at a glance, as 'juju status' does: one table of the
-services (type, backend, bridgePort, endpoint, status) and one of the agents with
+services (type, backend, bridgePort, endpoint, who may reach it, status) and one of the agents with
 the bridge ports their routers listen on ("open-ports": the ports of the
 tcpListeners in each agent's router config, sorted, as port/tcp).
+
+On the Kubernetes control plane ALLOWED-FROM shows who may reach a service's
+endpoint, as 'juju status' shows exposure: a LoadBalancer's
+spec.kubernetes.loadBalancerSourceRanges ("any" without them), "any" for a
+NodePort, "cluster" for a ClusterIP.
 
 Failed services are listed again below the tables with their provisioningError.
 ` + connectionHelp + exitCodesHelp,
@@ -93,7 +101,7 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	}
 	for _, s := range svcs {
 		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: inv.backend(s),
-			BridgePort: s.BridgePort, Endpoint: endpoint(s), Status: status(s), Error: s.ErrorText()})
+			BridgePort: s.BridgePort, Endpoint: endpoint(s), AllowedFrom: allowedFrom(s), Status: status(s), Error: s.ErrorText()})
 	}
 	v.Agents = make([]statusAgent, len(inv.agents))
 	var wg sync.WaitGroup
@@ -133,9 +141,19 @@ func printStatus(w io.Writer, v statusView) error {
 	if len(v.Services) == 0 {
 		fmt.Fprintln(w, "No services.")
 	} else {
-		t := newTable(w, "SERVICE", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS")
+		// ALLOWED-FROM only where there is a Kubernetes Service to tell.
+		kube := slices.ContainsFunc(v.Services, func(s statusService) bool { return s.AllowedFrom != "" })
+		header := []string{"SERVICE", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS"}
+		if kube {
+			header = slices.Insert(header, 5, "ALLOWED-FROM")
+		}
+		t := newTable(w, header...)
 		for _, s := range v.Services {
-			t.row(s.Name, s.Type, s.Backend, fmt.Sprint(s.BridgePort), s.Endpoint, s.Status)
+			row := []string{s.Name, s.Type, s.Backend, fmt.Sprint(s.BridgePort), s.Endpoint, s.Status}
+			if kube {
+				row = slices.Insert(row, 5, s.AllowedFrom)
+			}
+			t.row(row...)
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -69,10 +69,10 @@ func TestRBACManifestSuffices(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)); err != nil {
+	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil)); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags)); err != nil {
+	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
 		t.Fatalf("patch: %v", err)
 	}
 	if _, err := PollLoadBalancer(ctx, cs, cfg, "checkout"); !isErr[*ErrNoIngress](err) {

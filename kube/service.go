@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,19 +27,31 @@ import (
 // worked object): the svcbridge labels, the router pods as selector, one TCP
 // port named iofog-service from servicePort to bridgePort (the hub
 // tcpListener), and the tags as annotations (service.Annotations; nil when
-// there are none). k8sType is LoadBalancer, ClusterIP or NodePort.
-func BuildService(cfg Config, name string, servicePort, bridgePort int, k8sType string, tags []string) *corev1.Service {
+// there are none). k8sType is LoadBalancer, ClusterIP or NodePort. opts
+// (spec.kubernetes, nil when absent) adds the options it declares, its
+// annotations next to the tags' and its labels under svcbridge's own;
+// what it leaves out stays unset here (see withServerDefaults).
+func BuildService(cfg Config, name string, servicePort, bridgePort int, k8sType string, tags []string, opts *service.Kubernetes) *corev1.Service {
 	cfg = cfg.WithDefaults()
+	if opts == nil {
+		opts = &service.Kubernetes{}
+	}
 	annotations := service.Annotations(tags)
+	maps.Copy(annotations, opts.Annotations)
 	if len(annotations) == 0 {
 		annotations = nil
 	}
-	return &corev1.Service{
+	labels := maps.Clone(opts.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, cfg.Labels()) // svcbridge's own labels always win
+	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   cfg.Namespace,
-			Labels:      cfg.Labels(),
+			Labels:      labels,
 			Annotations: annotations,
 		},
 		Spec: corev1.ServiceSpec{
@@ -49,8 +63,120 @@ func BuildService(cfg Config, name string, servicePort, bridgePort int, k8sType 
 				TargetPort: intstr.FromInt32(int32(bridgePort)),
 				Protocol:   corev1.ProtocolTCP,
 			}},
+			LoadBalancerSourceRanges:      slices.Clone(opts.LoadBalancerSourceRanges),
+			ExternalTrafficPolicy:         corev1.ServiceExternalTrafficPolicy(opts.ExternalTrafficPolicy),
+			LoadBalancerClass:             clonePtr(opts.LoadBalancerClass),
+			SessionAffinity:               corev1.ServiceAffinity(opts.SessionAffinity),
+			AllocateLoadBalancerNodePorts: clonePtr(opts.AllocateLoadBalancerNodePorts),
 		},
 	}
+	if opts.InternalTrafficPolicy != "" {
+		p := corev1.ServiceInternalTrafficPolicy(opts.InternalTrafficPolicy)
+		svc.Spec.InternalTrafficPolicy = &p
+	}
+	if c := opts.SessionAffinityConfig; c != nil {
+		svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{}
+		if c.ClientIP != nil {
+			svc.Spec.SessionAffinityConfig.ClientIP = &corev1.ClientIPConfig{}
+			if c.ClientIP.TimeoutSeconds != nil {
+				svc.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds = ptr(int32(*c.ClientIP.TimeoutSeconds))
+			}
+		}
+	}
+	if opts.IPFamilyPolicy != "" {
+		svc.Spec.IPFamilyPolicy = ptr(corev1.IPFamilyPolicy(opts.IPFamilyPolicy))
+	}
+	for _, f := range opts.IPFamilies {
+		svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, corev1.IPFamily(f))
+	}
+	return svc
+}
+
+// withServerDefaults is desired as kube-apiserver stores it: the options
+// desired leaves unset get Kubernetes' defaults (v1.34 SetDefaults_Service
+// and the IP allocator), so that removing an option from a svcbridge
+// Service puts the default back, and a hand edit of one is seen. The IP
+// families stay as the server picks them unless desired names them.
+func withServerDefaults(desired *corev1.Service) *corev1.Service {
+	d := desired.DeepCopy()
+	s := &d.Spec
+	lb := s.Type == corev1.ServiceTypeLoadBalancer
+	if s.ExternalTrafficPolicy == "" && (lb || s.Type == corev1.ServiceTypeNodePort) {
+		s.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	}
+	if s.InternalTrafficPolicy == nil {
+		s.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyCluster)
+	}
+	if s.SessionAffinity == "" {
+		s.SessionAffinity = corev1.ServiceAffinityNone
+	}
+	if s.SessionAffinity == corev1.ServiceAffinityClientIP {
+		if s.SessionAffinityConfig == nil {
+			s.SessionAffinityConfig = &corev1.SessionAffinityConfig{}
+		}
+		if s.SessionAffinityConfig.ClientIP == nil {
+			s.SessionAffinityConfig.ClientIP = &corev1.ClientIPConfig{}
+		}
+		if s.SessionAffinityConfig.ClientIP.TimeoutSeconds == nil {
+			s.SessionAffinityConfig.ClientIP.TimeoutSeconds = ptr(int32(service.DefaultAffinityTimeout))
+		}
+	}
+	if s.IPFamilyPolicy == nil {
+		s.IPFamilyPolicy = ptr(corev1.IPFamilyPolicySingleStack)
+	}
+	if lb && s.AllocateLoadBalancerNodePorts == nil {
+		s.AllocateLoadBalancerNodePorts = ptr(true)
+	}
+	return d
+}
+
+// optionField is one Kubernetes Service field spec.kubernetes sets, as
+// desired (after withServerDefaults) and live have it.
+type optionField struct {
+	path             string
+	want, have       any // comparable with reflect.DeepEqual
+	wantSet, haveSet bool
+}
+
+// optionFields lists the option fields UpToDate compares and servicePatch
+// writes. ipFamilies is listed only when desired names them.
+func optionFields(live, desired *corev1.Service) []optionField {
+	l, d := &live.Spec, &desired.Spec
+	fields := []optionField{
+		{"/spec/loadBalancerSourceRanges", d.LoadBalancerSourceRanges, l.LoadBalancerSourceRanges,
+			len(d.LoadBalancerSourceRanges) > 0, len(l.LoadBalancerSourceRanges) > 0},
+		{"/spec/externalTrafficPolicy", d.ExternalTrafficPolicy, l.ExternalTrafficPolicy,
+			d.ExternalTrafficPolicy != "", l.ExternalTrafficPolicy != ""},
+		{"/spec/internalTrafficPolicy", d.InternalTrafficPolicy, l.InternalTrafficPolicy,
+			d.InternalTrafficPolicy != nil, l.InternalTrafficPolicy != nil},
+		{"/spec/loadBalancerClass", d.LoadBalancerClass, l.LoadBalancerClass,
+			d.LoadBalancerClass != nil, l.LoadBalancerClass != nil},
+		{"/spec/sessionAffinity", d.SessionAffinity, l.SessionAffinity,
+			d.SessionAffinity != "", l.SessionAffinity != ""},
+		{"/spec/sessionAffinityConfig", d.SessionAffinityConfig, l.SessionAffinityConfig,
+			d.SessionAffinityConfig != nil, l.SessionAffinityConfig != nil},
+		{"/spec/ipFamilyPolicy", d.IPFamilyPolicy, l.IPFamilyPolicy,
+			d.IPFamilyPolicy != nil, l.IPFamilyPolicy != nil},
+		{"/spec/allocateLoadBalancerNodePorts", d.AllocateLoadBalancerNodePorts, l.AllocateLoadBalancerNodePorts,
+			d.AllocateLoadBalancerNodePorts != nil, l.AllocateLoadBalancerNodePorts != nil},
+	}
+	if len(d.IPFamilies) > 0 {
+		fields = append(fields, optionField{"/spec/ipFamilies", d.IPFamilies, l.IPFamilies, true, len(l.IPFamilies) > 0})
+	}
+	return fields
+}
+
+func (f optionField) upToDate() bool {
+	return f.wantSet == f.haveSet && (!f.wantSet || reflect.DeepEqual(f.want, f.have))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return ptr(*p)
 }
 
 // ErrForeignService is returned when a Service of the wanted name exists
@@ -122,48 +248,68 @@ func retryWrite(ctx context.Context, fn func() error) error {
 type patchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
-	Value any    `json:"value"`
+	Value any    `json:"value,omitempty"`
 }
 
-// servicePatch is the JSON patch that brings a live Service at
-// resourceVersion rv to desired: a test of the resourceVersion (so a
-// concurrent change fails the patch instead of being overwritten), then
-// /spec/type, /spec/selector, /spec/ports and /metadata/annotations. Every
-// write is an "add", which RFC 6902 defines to replace a member that exists
-// and create one that does not: a Service created without tags has no
+// servicePatch is the JSON patch that brings live to desired: a test of
+// live's resourceVersion (so a concurrent change fails the patch instead of
+// being overwritten), then /spec/type, /spec/selector, /spec/ports,
+// /metadata/annotations, /metadata/labels and each option field. A write
+// is an "add", which RFC 6902 defines to replace a member that exists and
+// create one that does not: a Service created without tags has no
 // /metadata/annotations, and "replace" of a missing member is an error by
-// the RFC (kube-apiserver v1.34 happens to accept it; "remove" of a missing
-// member it rejects). The annotation map is replaced whole, as seed 000
-// says: annotations svcbridge did not generate are removed.
-func servicePatch(rv string, desired *corev1.Service) ([]byte, error) {
-	annotations := desired.Annotations
+// the RFC. An option desired no longer has is a "remove", only when live
+// has it ("remove" of a missing member fails on kube-apiserver). The
+// annotation and label maps are replaced whole, as seed 000 says:
+// annotations svcbridge did not generate are removed.
+func servicePatch(live, desired *corev1.Service) ([]byte, error) {
+	d := withServerDefaults(desired)
+	annotations := d.Annotations
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	selector := desired.Spec.Selector
+	selector := d.Spec.Selector
 	if selector == nil {
 		selector = map[string]string{}
 	}
-	return json.Marshal([]patchOp{
-		{Op: "test", Path: "/metadata/resourceVersion", Value: rv},
-		{Op: "add", Path: "/spec/type", Value: desired.Spec.Type},
+	ops := []patchOp{
+		{Op: "test", Path: "/metadata/resourceVersion", Value: live.ResourceVersion},
+		{Op: "add", Path: "/spec/type", Value: d.Spec.Type},
 		{Op: "add", Path: "/spec/selector", Value: selector},
-		{Op: "add", Path: "/spec/ports", Value: desired.Spec.Ports},
+		{Op: "add", Path: "/spec/ports", Value: d.Spec.Ports},
 		{Op: "add", Path: "/metadata/annotations", Value: annotations},
-	})
+		{Op: "add", Path: "/metadata/labels", Value: d.Labels},
+	}
+	for _, f := range optionFields(live, d) {
+		switch {
+		case f.wantSet:
+			ops = append(ops, patchOp{Op: "add", Path: f.path, Value: f.want})
+		case f.haveSet:
+			ops = append(ops, patchOp{Op: "remove", Path: f.path})
+		}
+	}
+	return json.Marshal(ops)
 }
 
 // UpToDate reports whether live already has what EnsureService would patch.
-// Fields the server fills in (nodePort, clusterIP, …) are not compared.
+// Fields the server fills in (nodePort, clusterIP, …) are not compared;
+// the options are compared with Kubernetes' defaults filled in.
 func UpToDate(live, desired *corev1.Service) bool {
-	if live.Spec.Type != desired.Spec.Type || !maps.Equal(live.Spec.Selector, desired.Spec.Selector) ||
-		!maps.Equal(live.Annotations, desired.Annotations) || len(live.Spec.Ports) != len(desired.Spec.Ports) {
+	d := withServerDefaults(desired)
+	if live.Spec.Type != d.Spec.Type || !maps.Equal(live.Spec.Selector, d.Spec.Selector) ||
+		!maps.Equal(live.Annotations, d.Annotations) || !maps.Equal(live.Labels, d.Labels) ||
+		len(live.Spec.Ports) != len(d.Spec.Ports) {
 		return false
 	}
-	for i, d := range desired.Spec.Ports {
+	for _, f := range optionFields(live, d) {
+		if !f.upToDate() {
+			return false
+		}
+	}
+	for i, want := range d.Spec.Ports {
 		l := live.Spec.Ports[i]
-		if l.Name != d.Name || l.Port != d.Port || l.TargetPort != d.TargetPort || l.Protocol != d.Protocol ||
-			!equalPtr(l.AppProtocol, d.AppProtocol) || (d.NodePort != 0 && l.NodePort != d.NodePort) {
+		if l.Name != want.Name || l.Port != want.Port || l.TargetPort != want.TargetPort || l.Protocol != want.Protocol ||
+			!equalPtr(l.AppProtocol, want.AppProtocol) || (want.NodePort != 0 && l.NodePort != want.NodePort) {
 			return false
 		}
 	}
@@ -180,7 +326,8 @@ func equalPtr(a, b *string) bool {
 // error in our request", no causes), unlike a validation error, which
 // lists its field causes. In servicePatch only the resourceVersion "test"
 // can fail that way: every other operation is an "add" under /spec or
-// /metadata, which always exist.
+// /metadata, which always exist, or a "remove" of a member live had, which
+// the passing test guarantees is still there.
 func failedTest(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
@@ -241,7 +388,7 @@ func EnsureService(ctx context.Context, cs kubernetes.Interface, cfg Config, des
 		if UpToDate(live, want) {
 			return nil
 		}
-		patch, err := servicePatch(live.ResourceVersion, want)
+		patch, err := servicePatch(live, want)
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func getService(t *testing.T, cs kubernetes.Interface, cfg Config, name string) 
 
 func ensure(t *testing.T, cs kubernetes.Interface, cfg Config, name string, servicePort, bridgePort int, k8sType string, tags []string) *corev1.Service {
 	t.Helper()
-	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, name, servicePort, bridgePort, k8sType, tags)); err != nil {
+	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, name, servicePort, bridgePort, k8sType, tags, nil)); err != nil {
 		t.Fatalf("EnsureService(%s %s %d->%d %q): %v", name, k8sType, servicePort, bridgePort, tags, err)
 	}
 	return getService(t, cs, cfg, name)
@@ -133,7 +133,7 @@ func TestWorkedObjectAsStored(t *testing.T) {
 	}
 
 	// Ensuring the same object again writes nothing.
-	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags)); err != nil {
+	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if again := getService(t, cs, cfg, "checkout"); again.ResourceVersion != svc.ResourceVersion {
@@ -331,12 +331,12 @@ func TestEnsureServiceInvalidAnnotation(t *testing.T) {
 	cs := needKube(t)
 	cfg := newNamespace(t, cs)
 	start := time.Now()
-	err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{" sp : x", "a b"}))
+	err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{" sp : x", "a b"}, nil))
 	if err == nil || !apierrors.IsInvalid(err) {
 		t.Fatalf("EnsureService with an invalid annotation key = %v", err)
 	}
 	ensure(t, cs, cfg, "checkout", 80, 10024, "ClusterIP", nil)
-	err = EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{"a b"}))
+	err = EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{"a b"}, nil))
 	if err == nil || !apierrors.IsInvalid(err) {
 		t.Fatalf("patch with an invalid annotation key = %v", err)
 	}
@@ -372,7 +372,7 @@ func TestForeignServiceRefused(t *testing.T) {
 	} {
 		before := foreign(tc.name, tc.labels)
 		for _, k8sType := range []string{"ClusterIP", "LoadBalancer"} {
-			err := EnsureService(ctx, cs, cfg, BuildService(cfg, tc.name, 80, 10024, k8sType, checkoutTags))
+			err := EnsureService(ctx, cs, cfg, BuildService(cfg, tc.name, 80, 10024, k8sType, checkoutTags, nil))
 			var fe *ErrForeignService
 			if !errors.As(err, &fe) {
 				t.Fatalf("%s: EnsureService over a foreign Service = %v, want *ErrForeignService", tc.name, err)

@@ -3,12 +3,16 @@ package kube
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"svcbridge/service"
 )
 
 // The seed's worked object for the checkout example (seed 000, "Kubernetes
@@ -123,7 +127,7 @@ func TestBuildService(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := BuildService(tc.cfg, tc.svcName, tc.servicePort, tc.bridgePort, tc.k8sType, tc.tags)
+			svc := BuildService(tc.cfg, tc.svcName, tc.servicePort, tc.bridgePort, tc.k8sType, tc.tags, nil)
 			if svc.APIVersion != "v1" || svc.Kind != "Service" {
 				t.Errorf("apiVersion/kind = %q/%q", svc.APIVersion, svc.Kind)
 			}
@@ -160,7 +164,7 @@ func TestBuildService(t *testing.T) {
 // The worked object serialises to the seed's YAML fields, and nothing more
 // in spec than the seed shows.
 func TestBuildServiceJSON(t *testing.T) {
-	svc := BuildService(Config{Namespace: "datasance", ControllerName: "pot"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags)
+	svc := BuildService(Config{Namespace: "datasance", ControllerName: "pot"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)
 	b, err := json.Marshal(svc)
 	if err != nil {
 		t.Fatal(err)
@@ -176,33 +180,71 @@ func TestBuildServiceJSON(t *testing.T) {
 	}
 }
 
+const ownLabels = `{"app.kubernetes.io/component":"controller","app.kubernetes.io/instance":"pot","app.kubernetes.io/managed-by":"controller","app.kubernetes.io/name":"iofog","datasance.com/component":"router"}`
+
 func TestServicePatch(t *testing.T) {
+	cfg := Config{Namespace: "ns"}
+	fresh := &corev1.Service{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "42"}}
+	// live as the server holds an LB created with options.
+	withOptions := BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", nil, &service.Kubernetes{
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, LoadBalancerClass: ptr("example.com/lb"),
+		ExternalTrafficPolicy: "Local", Labels: map[string]string{"team": "a"}})
+	withOptions = withServerDefaults(withOptions)
+	withOptions.ResourceVersion = "42"
 	for _, tc := range []struct {
-		name string
-		svc  *corev1.Service
-		want string
+		name      string
+		live, svc *corev1.Service
+		want      string
 	}{
 		{
-			name: "worked object",
-			svc:  BuildService(Config{Namespace: "ns"}, "checkout", 80, 10024, "LoadBalancer", checkoutTags),
+			name: "worked object", live: fresh,
+			svc: BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil),
 			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
 				`{"op":"add","path":"/spec/type","value":"LoadBalancer"},` +
 				`{"op":"add","path":"/spec/selector","value":{"datasance.com/component":"router"}},` +
 				`{"op":"add","path":"/spec/ports","value":[{"name":"iofog-service","protocol":"TCP","port":80,"targetPort":10024}]},` +
-				`{"op":"add","path":"/metadata/annotations","value":{"checkout":"","service.beta.kubernetes.io/aws-load-balancer-type":"nlb"}}]`,
+				`{"op":"add","path":"/metadata/annotations","value":{"checkout":"","service.beta.kubernetes.io/aws-load-balancer-type":"nlb"}},` +
+				`{"op":"add","path":"/metadata/labels","value":` + ownLabels + `},` +
+				`{"op":"add","path":"/spec/externalTrafficPolicy","value":"Cluster"},` +
+				`{"op":"add","path":"/spec/internalTrafficPolicy","value":"Cluster"},` +
+				`{"op":"add","path":"/spec/sessionAffinity","value":"None"},` +
+				`{"op":"add","path":"/spec/ipFamilyPolicy","value":"SingleStack"},` +
+				`{"op":"add","path":"/spec/allocateLoadBalancerNodePorts","value":true}]`,
 		},
 		{
-			name: "no tags clears the annotations",
-			svc:  BuildService(Config{Namespace: "ns"}, "checkout", 80, 10024, "ClusterIP", nil),
+			name: "no tags clears the annotations", live: fresh,
+			svc: BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil),
 			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
 				`{"op":"add","path":"/spec/type","value":"ClusterIP"},` +
 				`{"op":"add","path":"/spec/selector","value":{"datasance.com/component":"router"}},` +
 				`{"op":"add","path":"/spec/ports","value":[{"name":"iofog-service","protocol":"TCP","port":80,"targetPort":10024}]},` +
-				`{"op":"add","path":"/metadata/annotations","value":{}}]`,
+				`{"op":"add","path":"/metadata/annotations","value":{}},` +
+				`{"op":"add","path":"/metadata/labels","value":` + ownLabels + `},` +
+				`{"op":"add","path":"/spec/internalTrafficPolicy","value":"Cluster"},` +
+				`{"op":"add","path":"/spec/sessionAffinity","value":"None"},` +
+				`{"op":"add","path":"/spec/ipFamilyPolicy","value":"SingleStack"}]`,
+		},
+		{
+			name: "options removed with the type: removes only what live has", live: withOptions,
+			svc: BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, &service.Kubernetes{SessionAffinity: "ClientIP"}),
+			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+				`{"op":"add","path":"/spec/type","value":"ClusterIP"},` +
+				`{"op":"add","path":"/spec/selector","value":{"datasance.com/component":"router"}},` +
+				`{"op":"add","path":"/spec/ports","value":[{"name":"iofog-service","protocol":"TCP","port":80,"targetPort":10024}]},` +
+				`{"op":"add","path":"/metadata/annotations","value":{}},` +
+				`{"op":"add","path":"/metadata/labels","value":` + ownLabels + `},` +
+				`{"op":"remove","path":"/spec/loadBalancerSourceRanges"},` +
+				`{"op":"remove","path":"/spec/externalTrafficPolicy"},` +
+				`{"op":"add","path":"/spec/internalTrafficPolicy","value":"Cluster"},` +
+				`{"op":"remove","path":"/spec/loadBalancerClass"},` +
+				`{"op":"add","path":"/spec/sessionAffinity","value":"ClientIP"},` +
+				`{"op":"add","path":"/spec/sessionAffinityConfig","value":{"clientIP":{"timeoutSeconds":10800}}},` +
+				`{"op":"add","path":"/spec/ipFamilyPolicy","value":"SingleStack"},` +
+				`{"op":"remove","path":"/spec/allocateLoadBalancerNodePorts"}]`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := servicePatch("42", tc.svc)
+			got, err := servicePatch(tc.live, tc.svc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,11 +255,71 @@ func TestServicePatch(t *testing.T) {
 	}
 }
 
+// BuildService writes only what spec.kubernetes declares; withServerDefaults
+// adds what kube-apiserver defaults the rest to.
+func TestBuildServiceOptions(t *testing.T) {
+	cfg := Config{Namespace: "ns", ControllerName: "pot"}
+	opts := &service.Kubernetes{
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, ExternalTrafficPolicy: "Local", InternalTrafficPolicy: "Local",
+		LoadBalancerClass: ptr("example.com/lb"), SessionAffinity: "ClientIP",
+		SessionAffinityConfig: &service.SessionAffinityConfig{ClientIP: &service.ClientIPConfig{TimeoutSeconds: ptr(60)}},
+		IPFamilyPolicy:        "PreferDualStack", IPFamilies: []string{"IPv4", "IPv6"}, AllocateLoadBalancerNodePorts: ptr(false),
+		Annotations: map[string]string{"internal": "true"},
+		// app.kubernetes.io/instance is refused at request time; here svcbridge's value still wins.
+		Labels: map[string]string{"team": "a", LabelInstance: "other"},
+	}
+	svc := BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", []string{"owner: x"}, opts)
+	want := corev1.ServiceSpec{
+		Type: corev1.ServiceTypeLoadBalancer, Selector: cfg.Selector(), Ports: svc.Spec.Ports,
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, ExternalTrafficPolicy: "Local", InternalTrafficPolicy: ptr(corev1.ServiceInternalTrafficPolicyLocal),
+		LoadBalancerClass: ptr("example.com/lb"), SessionAffinity: "ClientIP",
+		SessionAffinityConfig: &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr(int32(60))}},
+		IPFamilyPolicy:        ptr(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{"IPv4", "IPv6"},
+		AllocateLoadBalancerNodePorts: ptr(false),
+	}
+	if !reflect.DeepEqual(svc.Spec, want) {
+		t.Errorf("spec = %+v\nwant   %+v", svc.Spec, want)
+	}
+	if !maps.Equal(svc.Annotations, map[string]string{"owner": "x", "internal": "true"}) {
+		t.Errorf("annotations = %v", svc.Annotations)
+	}
+	wantLabels := cfg.Labels()
+	wantLabels["team"] = "a"
+	if !maps.Equal(svc.Labels, wantLabels) {
+		t.Errorf("labels = %v, want %v", svc.Labels, wantLabels)
+	}
+	if !reflect.DeepEqual(withServerDefaults(svc).Spec, want) {
+		t.Errorf("defaults overrode declared options: %+v", withServerDefaults(svc).Spec)
+	}
+
+	for _, tc := range []struct {
+		k8sType string
+		opts    *service.Kubernetes
+		want    corev1.ServiceSpec
+	}{
+		{"LoadBalancer", nil, corev1.ServiceSpec{ExternalTrafficPolicy: "Cluster", InternalTrafficPolicy: ptr(corev1.ServiceInternalTrafficPolicyCluster),
+			SessionAffinity: "None", IPFamilyPolicy: ptr(corev1.IPFamilyPolicySingleStack), AllocateLoadBalancerNodePorts: ptr(true)}},
+		{"NodePort", nil, corev1.ServiceSpec{ExternalTrafficPolicy: "Cluster", InternalTrafficPolicy: ptr(corev1.ServiceInternalTrafficPolicyCluster),
+			SessionAffinity: "None", IPFamilyPolicy: ptr(corev1.IPFamilyPolicySingleStack)}},
+		{"ClusterIP", &service.Kubernetes{SessionAffinity: "ClientIP"}, corev1.ServiceSpec{InternalTrafficPolicy: ptr(corev1.ServiceInternalTrafficPolicyCluster),
+			SessionAffinity:       "ClientIP",
+			SessionAffinityConfig: &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr(int32(10800))}},
+			IPFamilyPolicy:        ptr(corev1.IPFamilyPolicySingleStack)}},
+	} {
+		d := withServerDefaults(BuildService(cfg, "checkout", 80, 10024, tc.k8sType, nil, tc.opts)).Spec
+		d.Type, d.Selector, d.Ports = "", nil, nil
+		if !reflect.DeepEqual(d, tc.want) {
+			t.Errorf("%s %+v defaults = %+v\nwant %+v", tc.k8sType, tc.opts, d, tc.want)
+		}
+	}
+}
+
 func TestUpToDate(t *testing.T) {
 	cfg := Config{Namespace: "ns"}
-	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags)
-	live := desired.DeepCopy()
+	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags, nil)
+	live := withServerDefaults(desired)
 	live.ResourceVersion = "7"
+	live.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol} // the server's pick: not compared
 	live.Spec.ClusterIP = "10.0.0.1"
 	live.Spec.Ports[0].NodePort = 31000
 	live.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
@@ -235,6 +337,13 @@ func TestUpToDate(t *testing.T) {
 		"extra annotation":  func(s *corev1.Service) { s.Annotations["kubectl.kubernetes.io/x"] = "y" },
 		"annotation value":  func(s *corev1.Service) { s.Annotations["checkout"] = "x" },
 		"annotations empty": func(s *corev1.Service) { s.Annotations = nil },
+		"extra label":       func(s *corev1.Service) { s.Labels["x"] = "y" },
+		"externalTrafficPolicy": func(s *corev1.Service) {
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		},
+		"source ranges added":   func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"0.0.0.0/0"} },
+		"session affinity":      func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP },
+		"internalTrafficPolicy": func(s *corev1.Service) { s.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyLocal) },
 	} {
 		changed := live.DeepCopy()
 		change(changed)
@@ -242,8 +351,8 @@ func TestUpToDate(t *testing.T) {
 			t.Errorf("%s: a changed Service looks up to date", name)
 		}
 	}
-	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil)
-	liveNoTags := noTags.DeepCopy()
+	noTags := BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil)
+	liveNoTags := withServerDefaults(noTags)
 	liveNoTags.Annotations = map[string]string{}
 	if !UpToDate(liveNoTags, noTags) {
 		t.Error("an empty annotation map differs from none")

@@ -23,6 +23,7 @@ type Patch struct {
 	DefaultBridge *string
 	ServicePort   *int
 	K8sType       *string
+	Kubernetes    *KubernetesPatch
 }
 
 // Apply returns to with every field present in p replaced: a JSON PATCH is a
@@ -61,6 +62,11 @@ func (p Patch) Apply(to Spec) Spec {
 	if p.K8sType != nil {
 		out.K8sType = ptr(*p.K8sType)
 	}
+	var kp KubernetesPatch // none: a copy of to's block
+	if p.Kubernetes != nil {
+		kp = *p.Kubernetes
+	}
+	out.Kubernetes = kp.apply(to.Kubernetes)
 	return out
 }
 
@@ -145,6 +151,11 @@ func DecodeJSON(body []byte) (Patch, error) {
 	}
 	if p.K8sType, err = jsonString(obj, "k8sType"); err != nil {
 		return Patch{}, err
+	}
+	if raw, ok := obj[kubernetesField]; ok {
+		if p.Kubernetes, err = decodeKubernetesValue(raw); err != nil {
+			return Patch{}, err
+		}
 	}
 	if raw, ok := obj["tags"]; ok {
 		list, isList := raw.([]any)
@@ -340,6 +351,9 @@ func DecodeYAML(body []byte) (p Patch, err error) {
 		return Patch{}, err
 	}
 	if p.Tags, err = yamlTags(mappingValue(metadata, "tags")); err != nil {
+		return Patch{}, err
+	}
+	if p.Kubernetes, err = yamlKubernetes(mappingValue(spec, kubernetesField)); err != nil {
 		return Patch{}, err
 	}
 	return p, nil

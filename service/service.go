@@ -46,6 +46,8 @@ type Spec struct {
 	DefaultBridge string   `json:"defaultBridge"`
 	ServicePort   *int     `json:"servicePort"`
 	K8sType       *string  `json:"k8sType"`
+	// Kubernetes is spec.kubernetes, nil when absent.
+	Kubernetes *Kubernetes `json:"kubernetes"`
 }
 
 // Service is a stored Service with what svcbridge assigned to it.

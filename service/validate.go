@@ -80,9 +80,18 @@ func Validate(s Spec, controlPlane string) error {
 	if (s.Type == TypeK8s || s.Type == TypeExternal) && s.DefaultBridge != "" && s.DefaultBridge != DefaultBridge {
 		return invalidf("Invalid default bridge, If service type is not microservice, defaultBridge must be default-router'%s'", s.DefaultBridge)
 	}
+	if s.Kubernetes != nil && !onKubernetes {
+		return invalidf("Field 'kubernetes' applies only on the Kubernetes control plane (CONTROL_PLANE=kubernetes): the remote control plane creates no Kubernetes Service to set it on")
+	}
+	if s.Kubernetes != nil && s.Type == TypeK8s {
+		return invalidf("Field 'kubernetes' is not allowed for type k8s: svcbridge creates no Kubernetes Service for it")
+	}
 	// Only a Kubernetes Service carries the annotations, and type k8s never
 	// gets one, so only those tags must be valid annotations.
-	return validateTags(s.Tags, onKubernetes && s.Type != TypeK8s)
+	if err := validateTags(s.Tags, onKubernetes && s.Type != TypeK8s); err != nil {
+		return err
+	}
+	return validateKubernetes(s)
 }
 
 func validateName(name string) error {
@@ -175,7 +184,7 @@ func ValidateUpdate(old, new Spec) error {
 	if bridgeOrDefault(old.DefaultBridge) != bridgeOrDefault(new.DefaultBridge) {
 		return invalidf("Changing default bridge is not allowed. Please delete the service and create a new one with the desired default bridge.")
 	}
-	return nil
+	return validateKubernetesUpdate(new, old)
 }
 
 func bridgeOrDefault(b string) string {

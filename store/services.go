@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,6 +25,7 @@ type serviceRow struct {
 	TargetPort         int       `db:"target_port"`
 	ServicePort        *int      `db:"service_port"`
 	K8sType            *string   `db:"k8s_type"`
+	Kubernetes         *string   `db:"kubernetes"` // spec.kubernetes as JSON
 	DefaultBridge      string    `db:"default_bridge"`
 	BridgePort         int       `db:"bridge_port"`
 	ServiceEndpoint    *string   `db:"service_endpoint"`
@@ -35,18 +37,38 @@ type serviceRow struct {
 	UpdatedAt          time.Time `db:"updated_at"`
 }
 
-const serviceCols = `name, type, resource, target_port, service_port, k8s_type, default_bridge, bridge_port,
+const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
 	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at`
 
-func (r serviceRow) service() service.Service {
+func (r serviceRow) service() (service.Service, error) {
+	var k *service.Kubernetes
+	if r.Kubernetes != nil {
+		if err := json.Unmarshal([]byte(*r.Kubernetes), &k); err != nil {
+			return service.Service{}, fmt.Errorf("service %s: stored kubernetes options: %w", r.Name, err)
+		}
+	}
 	return service.Service{
 		Spec: service.Spec{Name: r.Name, Type: r.Type, Resource: r.Resource, TargetPort: r.TargetPort,
-			ServicePort: r.ServicePort, K8sType: r.K8sType, DefaultBridge: r.DefaultBridge, Tags: []string{}},
+			ServicePort: r.ServicePort, K8sType: r.K8sType, Kubernetes: k, DefaultBridge: r.DefaultBridge, Tags: []string{}},
 		BridgePort: r.BridgePort, ServiceEndpoint: r.ServiceEndpoint,
 		ProvisioningStatus: r.ProvisioningStatus, ProvisioningError: r.ProvisioningError,
 		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}, nil
+}
+
+// kubernetesJSON is the kubernetes column's value: the block as JSON, or
+// NULL when absent.
+func kubernetesJSON(k *service.Kubernetes) (*string, error) {
+	if k == nil {
+		return nil, nil
 	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	return &s, nil
 }
 
 // ListServices returns every service sorted by name.
@@ -76,7 +98,11 @@ func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service
 	idx := make(map[string]int, len(rows))
 	names := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = r.service()
+		svc, err := r.service()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = svc
 		idx[r.Name] = i
 		names[i] = r.Name
 	}
@@ -135,8 +161,12 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 	s.CreatedAt, s.UpdatedAt = now(), now()
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil
 	s.Generation, s.ObservedGeneration = 1, 0
-	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, s.DefaultBridge, s.BridgePort,
+	k, err := kubernetesJSON(s.Kubernetes)
+	if err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
 		s.CreatedAt, s.UpdatedAt); err != nil {
 		return err
@@ -160,10 +190,14 @@ func (t *Tx) setServiceTags(ctx context.Context, name string, tags []string) err
 // sets it pending. bridgePort never changes.
 func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 	s.UpdatedAt = now()
-	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?,
+	k, err := kubernetesJSON(s.Kubernetes)
+	if err != nil {
+		return err
+	}
+	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?, kubernetes = ?,
 			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?
 		WHERE name = ?`,
-		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt, s.Name)
+		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt, s.Name)
 	if err != nil {
 		return err
 	}
