@@ -343,6 +343,7 @@ func TestDecodeYAMLErrors(t *testing.T) {
 		{"unknown metadata fields", "kind: Service\nmetadata: {name: a, labels: {}, namespace: x}\nspec: {}\n",
 			"Unknown fields 'metadata.labels', 'metadata.namespace' (line 2)"},
 		{"tags under spec", "kind: Service\nmetadata: {}\nspec: {tags: [a]}\n", "Unknown field 'spec.tags' (line 3)"},
+		{"key that is a list", "kind: Service\nmetadata: {}\nspec: {[a]: 1}\n", "Error parsing YAML: line 3: a key that is not a scalar"},
 		{"unknown top-level field", "kind: Service\nstatus: {}\nmetadata: {}\nspec: {}\n", "Unknown field 'status' (line 2)"},
 		{"NUL in a tag", "kind: Service\nmetadata: {tags: [\"a\\0\"]}\nspec: {}\n", "Field 'tags[0]' contains a control character (U+0000)"},
 		{"LF in resource", "kind: Service\nmetadata: {}\nspec: {resource: \"a\\nb\"}\n", "Field 'resource' contains a control character (U+000A)"},

@@ -229,7 +229,7 @@ func CheckYAMLFields(m *yaml.Node, path string, known FieldSet) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := resolveAlias(m.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode {
-			return invalidf("Error parsing YAML: line %d: keys of %s must be strings", m.Content[i].Line, joinPath("the document", path))
+			return invalidf("Error parsing YAML: line %d: a key that is not a scalar", m.Content[i].Line)
 		}
 		if !known[k.Value] && line == 0 {
 			line = m.Content[i].Line
