@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/inventory"
+	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -79,7 +80,7 @@ func (s *Server) getAgentChanges(c *gin.Context) {
 // up to the lastUpdated it read; a newer change keeps its flag up.
 func (s *Server) ackAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	obj, ok := jsonDocument(c, jsonObject)
+	obj, ok := jsonDocument(c, service.ReadJSONObject)
 	if !ok {
 		return
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -533,10 +532,15 @@ func (in agentInput) apply(base inventory.Agent) inventory.Agent {
 	return a
 }
 
-// decodeAgentJSON reads the fields of an agent; other keys (createdAt,
-// anything unknown) are ignored.
+// agentFields are the keys an agent JSON document may carry: what the
+// decoder reads, plus createdAt and updatedAt, which GET answers (accepted
+// and ignored, so a GET answer can be sent back).
+var agentFields = service.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
+	"defaultRouter", "createdAt", "updatedAt")
+
+// decodeAgentJSON reads the fields of an agent; other keys are refused.
 func decodeAgentJSON(body []byte) (agentInput, error) {
-	obj, err := jsonObject(body)
+	obj, err := strictJSONObject(body, agentFields)
 	if err != nil {
 		return agentInput{}, err
 	}
@@ -565,24 +569,19 @@ func decodeAgentJSON(body []byte) (agentInput, error) {
 	return in, nil
 }
 
-// jsonObject decodes a body that must be one JSON object, keeping values
-// raw so that each field is type-checked with its own message.
-func jsonObject(body []byte) (map[string]json.RawMessage, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, badRequest("Invalid JSON: empty body")
+// strictJSONObject reads a body with service.ReadJSONObject and refuses
+// keys outside known, naming them (sorted, for a stable message).
+func strictJSONObject(body []byte, known service.FieldSet) (map[string]json.RawMessage, error) {
+	obj, err := service.ReadJSONObject(body)
+	if err != nil {
+		return nil, err
 	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, badRequest("Invalid JSON: %s", err.Error())
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, badRequest("Field 'instance' is not of a type(s) object")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, badRequest("Invalid JSON: %s", err.Error())
-	}
-	return obj, nil
+	slices.Sort(keys)
+	return obj, known.Check("", keys, "")
 }
 
 // jsonField decodes obj[key]: absent is nil, and null or another JSON type
@@ -596,6 +595,16 @@ func jsonField[T any](obj map[string]json.RawMessage, key, typ string) (*T, erro
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &v) != nil {
 		return nil, badRequest("Field '%s' is not of a type(s) %s", key, typ)
 	}
+	var err error
+	switch text := any(v).(type) {
+	case string:
+		err = inventory.CheckText(key, text)
+	case []string:
+		err = inventory.CheckTextList(key, text)
+	}
+	if err != nil {
+		return nil, badRequest("%s", err.Error())
+	}
 	return &v, nil
 }
 
@@ -603,51 +612,30 @@ func jsonField[T any](obj map[string]json.RawMessage, key, typ string) (*T, erro
 // agent's configuration; both carry the same fields here.
 var agentKinds = []string{"Agent", "AgentConfig"}
 
-// decodeAgentYAML reads one kind: Agent or AgentConfig document. The
+// Keys of an agent YAML document below the top level.
+var (
+	agentMetadataFields = service.NewFieldSet("name", "tags")
+	agentSpecFields     = service.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
+)
+
+// decodeAgentYAML reads one kind: Agent or AgentConfig document with
+// service's YAML reader (budgets, duplicated, merge and unknown keys). The
 // document is the whole desired agent, so absent metadata.tags and
-// spec.upstreamRouters are empty lists (never nil). Like
-// service.DecodeYAML it reads the node tree, never expanding aliases, and
-// rejects alias-heavy, deep, duplicated-key and merge-key documents.
+// spec.upstreamRouters are empty lists (never nil).
 func decodeAgentYAML(body []byte) (in agentInput, err error) {
-	// yaml.v3 is a large parser fed untrusted input: a panic in it must be
-	// a 400, not a dropped request.
+	// Reading scalars calls into yaml.v3: a panic there must be a 400,
+	// not a dropped request.
 	defer func() {
 		if r := recover(); r != nil {
 			in, err = agentInput{}, badRequest("Error parsing YAML: %v", r)
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(body))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return agentInput{}, badRequest("Invalid YAML format: missing kind field")
-		}
-		return agentInput{}, yamlError(err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return agentInput{}, yamlError(err)
-	default:
-		return agentInput{}, badRequest("Error parsing YAML: expected a single document in the stream, but found more")
-	}
-	aliases := 0
-	if err := checkYAMLTree(&doc, 0, &aliases); err != nil {
+	root, err := service.ParseYAML(body)
+	if err != nil {
 		return agentInput{}, err
 	}
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		root = yamlDeref(doc.Content[0])
-	}
-	if root == nil || root.Kind != yaml.MappingNode {
-		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
-	}
-	if err := yamlNoMerge(root); err != nil {
-		return agentInput{}, err
-	}
-	kind := yamlValue(root, "kind")
-	if yamlNull(kind) || (kind.Kind == yaml.ScalarNode && kind.Value == "") {
+	kind := service.YAMLValue(root, "kind")
+	if service.IsNullYAML(kind) || (kind.Kind == yaml.ScalarNode && kind.Value == "") {
 		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
 	}
 	if kind.Kind != yaml.ScalarNode || kind.ShortTag() != "!!str" || !slices.Contains(agentKinds, kind.Value) {
@@ -657,45 +645,49 @@ func decodeAgentYAML(body []byte) (in agentInput, err error) {
 		}
 		return agentInput{}, badRequest("Invalid kind %s", v)
 	}
-	metadata := yamlValue(root, "metadata")
-	if yamlNull(metadata) {
+	if err := service.CheckYAMLFields(root, "", service.YAMLTopFields); err != nil {
+		return agentInput{}, err
+	}
+	metadata := service.YAMLValue(root, "metadata")
+	if service.IsNullYAML(metadata) {
 		return agentInput{}, badRequest("Invalid YAML format: missing metadata")
 	}
 	if metadata.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: metadata must be a mapping")
 	}
 	// An absent spec is an agent with every default (an edge router).
-	spec := yamlValue(root, "spec")
-	if yamlNull(spec) {
+	spec := service.YAMLValue(root, "spec")
+	if service.IsNullYAML(spec) {
 		spec = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	if spec.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: spec must be a mapping")
 	}
-	for _, m := range []*yaml.Node{metadata, spec} {
-		if err := yamlNoMerge(m); err != nil {
-			return agentInput{}, err
-		}
+	if err := service.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
+		return agentInput{}, err
 	}
-	if in.Name, err = yamlStr(yamlValue(metadata, "name"), "name"); err != nil {
+	if err := service.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
+		return agentInput{}, err
+	}
+	if in.Name, err = service.YAMLString(service.YAMLValue(metadata, "name"), "name"); err != nil {
 		return agentInput{}, err
 	}
 	if in.Name == nil {
 		return agentInput{}, badRequest("Required field 'name' is missing")
 	}
-	if in.Tags, err = yamlStrList(yamlValue(metadata, "tags"), "tags"); err != nil {
+	if in.Tags, err = service.YAMLStringList(service.YAMLValue(metadata, "tags"), "tags"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Host, err = yamlStr(yamlValue(spec, "host"), "host"); err != nil {
+	if in.Host, err = service.YAMLString(service.YAMLValue(spec, "host"), "host"); err != nil {
 		return agentInput{}, err
 	}
-	if in.RouterMode, err = yamlStr(yamlValue(spec, "routerMode"), "routerMode"); err != nil {
+	if in.RouterMode, err = service.YAMLString(service.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
 		return agentInput{}, err
 	}
-	if in.UpstreamRouters, err = yamlStrList(yamlValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
+	if in.UpstreamRouters, err = service.YAMLStringList(service.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
 		return agentInput{}, err
 	}
-	if n := yamlValue(spec, "defaultRouter"); n != nil {
+	if n := service.YAMLValue(spec, "defaultRouter"); n != nil {
 		var b bool
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
 			return agentInput{}, badRequest("Field 'defaultRouter' is not of a type(s) boolean")
@@ -703,108 +695,4 @@ func decodeAgentYAML(body []byte) (in agentInput, err error) {
 		in.DefaultRouter = &b
 	}
 	return in, nil
-}
-
-func yamlError(err error) error {
-	return badRequest("Error parsing YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-}
-
-// checkYAMLTree walks the tree without following aliases, enforcing the
-// same depth and alias budgets as service.DecodeYAML and rejecting
-// duplicated keys (keeping one of them silently would be a guess).
-func checkYAMLTree(n *yaml.Node, depth int, aliases *int) error {
-	if depth > service.MaxYAMLDepth {
-		return badRequest("Error parsing YAML: nesting deeper than %d levels", service.MaxYAMLDepth)
-	}
-	if n.Kind == yaml.AliasNode {
-		*aliases++
-		if *aliases > service.MaxYAMLAliases {
-			return badRequest("Error parsing YAML: more than %d aliases", service.MaxYAMLAliases)
-		}
-		return nil
-	}
-	if n.Kind == yaml.MappingNode {
-		seen := make(map[string]bool, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := yamlDeref(n.Content[i])
-			if key == nil || key.Kind != yaml.ScalarNode {
-				continue
-			}
-			if seen[key.Value] {
-				return badRequest("Error parsing YAML: line %d: duplicated mapping key '%s'", n.Content[i].Line, key.Value)
-			}
-			seen[key.Value] = true
-		}
-	}
-	for _, c := range n.Content {
-		if err := checkYAMLTree(c, depth+1, aliases); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// yamlNoMerge rejects `<<`: nodes do not apply merges, so merged fields
-// would silently go missing.
-func yamlNoMerge(m *yaml.Node) error {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if key := yamlDeref(m.Content[i]); key != nil && key.ShortTag() == "!!merge" {
-			return badRequest("Error parsing YAML: line %d: merge keys ('<<') are not supported", key.Line)
-		}
-	}
-	return nil
-}
-
-// yamlDeref follows an alias; an anchored node is never an alias itself,
-// so one step suffices and the bound is defensive.
-func yamlDeref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// yamlValue returns the value of key in mapping m, or nil when absent.
-func yamlValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := yamlDeref(m.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
-			return yamlDeref(m.Content[i+1])
-		}
-	}
-	return nil
-}
-
-func yamlNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
-}
-
-// yamlStr returns a string scalar; an unquoted 123 or true is not one.
-func yamlStr(n *yaml.Node, field string) (*string, error) {
-	if n == nil {
-		return nil, nil
-	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return nil, badRequest("Field '%s' is not of a type(s) string", field)
-	}
-	s := n.Value
-	return &s, nil
-}
-
-// yamlStrList returns a list of strings; absent is an empty list.
-func yamlStrList(n *yaml.Node, field string) (*[]string, error) {
-	if n == nil {
-		return &[]string{}, nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return nil, badRequest("Field '%s' is not of a type(s) array", field)
-	}
-	out := make([]string, 0, len(n.Content))
-	for i, c := range n.Content {
-		s, err := yamlStr(yamlDeref(c), fmt.Sprintf("%s[%d]", field, i))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *s)
-	}
-	return &out, nil
 }

@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/auth"
+	"svcbridge/inventory"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -72,7 +75,7 @@ func New(o Options) http.Handler {
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.authorize)
+	users := r.Group("/api/v3", s.authorize, checkParams)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
@@ -82,6 +85,31 @@ func New(o Options) http.Handler {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
 	})
 	return r
+}
+
+// checkParams refuses path and query parameters that no field can hold
+// (inventory.TextProblem: invalid UTF-8, control characters) with a 400
+// naming the parameter, before any handler reads the store, where
+// PostgreSQL would fail on them. A 400 rather than a 404: the request is
+// malformed whatever the store holds, since nothing can ever be named so,
+// and the answer names the parameter as a body field would be named.
+func checkParams(c *gin.Context) {
+	for _, p := range c.Params {
+		if problem := inventory.TextProblem(p.Value); problem != "" {
+			fail(c, badRequest("Path parameter '%s' %s", p.Key, problem))
+			return
+		}
+	}
+	query := c.Request.URL.Query()
+	for _, key := range slices.Sorted(maps.Keys(query)) {
+		for _, v := range append([]string{key}, query[key]...) {
+			if problem := inventory.TextProblem(v); problem != "" {
+				fail(c, badRequest("Query parameter '%s' %s", key, problem))
+				return
+			}
+		}
+	}
+	c.Next()
 }
 
 // timestamp sets X-Timestamp (ms) on every response, as ioFog clients expect.
@@ -185,12 +213,39 @@ func readBody(c *gin.Context, mediaType string) ([]byte, error) {
 	if err != nil || ct != mediaType {
 		return nil, badRequest("Content-Type must be %s", mediaType)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return nil, apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+	if err := limitBody(c); err != nil {
+		return nil, err
 	}
-	return body, err
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, bodyReadError(err)
+	}
+	return body, nil
+}
+
+// limitBody refuses a body announced larger than MaxBody before reading a
+// byte of it, and cuts an unannounced one (chunked) at MaxBody.
+func limitBody(c *gin.Context) error {
+	if c.Request.ContentLength > MaxBody {
+		return tooLarge()
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	return nil
+}
+
+func tooLarge() *Error {
+	return apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+}
+
+// bodyReadError is the answer to a body that could not be read: too
+// large, or cut short by the client (a Content-Length it did not send),
+// which is the client's error, not the server's.
+func bodyReadError(err error) error {
+	var big *http.MaxBytesError
+	if errors.As(err, &big) {
+		return tooLarge()
+	}
+	return badRequest("Request body could not be read: %v", err)
 }
 
 // readUpload reads the one file of a multipart/form-data upload in field.
@@ -199,11 +254,13 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 	if err != nil || ct != "multipart/form-data" {
 		return nil, badRequest("Content-Type must be multipart/form-data with the document in field '%s'", field)
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	if err := limitBody(c); err != nil {
+		return nil, err
+	}
 	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			return nil, tooLarge()
 		}
 		return nil, badRequest("Invalid multipart form: %v", err)
 	}
@@ -212,7 +269,11 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 		return nil, badRequest("Missing file in multipart field '%s'", field)
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	body, err := io.ReadAll(f)
+	if err != nil {
+		return nil, bodyReadError(err)
+	}
+	return body, nil
 }
 
 // inTx runs fn in a store transaction.

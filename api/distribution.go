@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -244,22 +243,34 @@ type distributionPreview struct {
 }
 
 // previewTags reads ?tags=a,b: absent means the service's own tags; empty
-// means no tags. Repeated parameters add up. Tags are taken as written
-// (the rule trims nothing).
-func previewTags(c *gin.Context, own []string) []string {
+// means no tags. Repeated parameters add up and a repeated tag counts
+// once (a preview stores nothing, so folding hides no mistake). Tags are
+// taken as written (the rule trims nothing). At most service.MaxTags, as a
+// service can carry, counted before splitting; the whole is linear in the
+// length of the query.
+func previewTags(c *gin.Context) (tags []string, given bool, err error) {
 	values, ok := c.GetQueryArray("tags")
 	if !ok {
-		return own
+		return nil, false, nil
+	}
+	n := 0
+	for _, v := range values {
+		n += strings.Count(v, ",") + 1
+	}
+	if n > service.MaxTags {
+		return nil, true, badRequest("Query parameter 'tags' lists %d tags, more than the limit of %d", n, service.MaxTags)
 	}
 	out := []string{}
+	seen := make(map[string]bool, n)
 	for _, v := range values {
 		for _, t := range strings.Split(v, ",") {
-			if t != "" && !slices.Contains(out, t) {
+			if t != "" && !seen[t] {
+				seen[t] = true
 				out = append(out, t)
 			}
 		}
 	}
-	return out
+	return out, true, nil
 }
 
 // previewDistribution answers which agents would listen for a service with
@@ -267,8 +278,13 @@ func previewTags(c *gin.Context, own []string) []string {
 func (s *Server) previewDistribution(c *gin.Context) {
 	name := c.Param("name")
 	ctx := c.Request.Context()
+	tags, given, err := previewTags(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	var out distributionPreview
-	err := s.inTx(c, func(tx *store.Tx) error {
+	err = s.inTx(c, func(tx *store.Tx) error {
 		svc, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return serviceNotFound(name)
@@ -276,7 +292,9 @@ func (s *Server) previewDistribution(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		tags := previewTags(c, svc.Tags)
+		if !given {
+			tags = svc.Tags
+		}
 		out = distributionPreview{Service: name, Tags: tags, IgnoredTags: []string{}, Agents: []previewAgent{}}
 		for _, t := range tags {
 			if !service.IsDistributionToken(t) {

@@ -2,10 +2,12 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"svcbridge/auth"
@@ -15,23 +17,37 @@ import (
 )
 
 // FuzzRequests sends arbitrary documents to every route that decodes one,
-// through the real handler and store: whatever the input, the answer is
-// never a 5xx and nothing panics.
+// and arbitrary path and query parameters to routes that read them,
+// through the real handler and both real stores (PostgreSQL refuses bytes
+// SQLite keeps): whatever the input, the answer is never a 5xx and nothing
+// panics.
 func FuzzRequests(f *testing.F) {
-	st := storetest.Open(f, store.SQLite)
-	h := New(Options{Store: st, Reconciler: &recordingReconciler{}, ControlPlane: service.ControlPlaneRemote,
-		BridgePorts: store.PortRange{First: 10024, Last: 10100}, BridgePortsRaw: "10024-10100",
-		Tags: service.TagRule{Prefix: service.DefaultTagPrefix}, Logger: slog.New(slog.DiscardHandler), Auth: testAuth()})
+	var handlers []http.Handler
+	for _, dialect := range storetest.Dialects {
+		handlers = append(handlers, New(Options{Store: storetest.Open(f, dialect), Reconciler: &recordingReconciler{},
+			ControlPlane: service.ControlPlaneRemote, BridgePorts: store.PortRange{First: 10024, Last: 10100},
+			BridgePortsRaw: "10024-10100", Tags: service.TagRule{Prefix: service.DefaultTagPrefix},
+			Logger: slog.New(slog.DiscardHandler), Auth: testAuth()}))
+	}
+	// field "" sends doc as a JSON body, a field name as a multipart
+	// upload, and "path" puts doc, escaped, in place of the trailing %s.
 	type route struct{ method, path, field string }
 	routes := []route{
 		{"POST", "/api/v3/services", ""}, {"PATCH", "/api/v3/services/vendor", ""},
 		{"POST", "/api/v3/services/yaml", "service"}, {"PATCH", "/api/v3/services/yaml/vendor", "service"},
 		{"POST", "/api/v3/agents", ""}, {"PATCH", "/api/v3/agents/hub", ""}, {"POST", "/api/v3/agents/yaml", "agent"},
-		{"POST", "/api/v3/microservices", ""},
+		{"POST", "/api/v3/microservices", ""}, {"PATCH", "/api/v3/microservices/x", ""},
+		{"GET", "/api/v3/services/%s", "path"}, {"PATCH", "/api/v3/agents/%s", "path"},
+		{"DELETE", "/api/v3/microservices/%s", "path"}, {"GET", "/api/v3/services/vendor/distribution?tags=%s", "path"},
 	}
-	send := func(r route, doc []byte) int {
-		body, ct := bytes.NewReader(doc), "application/json"
-		if r.field != "" {
+	send := func(h http.Handler, r route, doc []byte) int {
+		path, body, ct := r.path, bytes.NewReader(doc), "application/json"
+		switch r.field {
+		case "":
+		case "path":
+			path = fmt.Sprintf(r.path, url.PathEscape(string(doc)))
+			body = bytes.NewReader([]byte(`{}`))
+		default:
 			var buf bytes.Buffer
 			w := multipart.NewWriter(&buf)
 			fw, _ := w.CreateFormFile(r.field, "doc.yaml")
@@ -39,7 +55,7 @@ func FuzzRequests(f *testing.F) {
 			w.Close()
 			body, ct = bytes.NewReader(buf.Bytes()), w.FormDataContentType()
 		}
-		req := httptest.NewRequest(r.method, r.path, body)
+		req := httptest.NewRequest(r.method, path, body)
 		req.Header.Set("Content-Type", ct)
 		req.Header.Set("Authorization", "Bearer "+testTokens[auth.Admin])
 		rec := httptest.NewRecorder()
@@ -47,13 +63,16 @@ func FuzzRequests(f *testing.F) {
 		return rec.Code
 	}
 	// Something to update and refer to.
-	send(routes[4], []byte(`{"name":"hub","routerMode":"interior","defaultRouter":true}`))
-	send(routes[0], []byte(`{"name":"vendor","type":"external","resource":"203.0.113.10","targetPort":443}`))
+	for _, h := range handlers {
+		send(h, routes[4], []byte(`{"name":"hub","routerMode":"interior","defaultRouter":true}`))
+		send(h, routes[0], []byte(`{"name":"vendor","type":"external","resource":"203.0.113.10","targetPort":443}`))
+	}
 	for _, seed := range []string{
 		`{"name":"a","type":"agent","resource":"hub","targetPort":22,"tags":["x: y"]}`,
 		`{"targetPort":1e400}`, `[]`, `{"tags":[1,2]}`, "kind: Service\nmetadata: {name: vendor}\nspec: {type: external, resource: h, targetPort: 1}",
 		"a: &a [*a, *a]", "kind: Agent\nmetadata:\n  name: fog\nspec:\n  routerMode: edge\n  upstreamRouters: [hub]",
-		`{"application":"app","name":"ms","agent":"hub"}`,
+		`{"application":"app","name":"ms","agent":"hub"}`, `{"tags":["\u0000"],"host":"a\r\nb"}`,
+		"{\"name\":\"\xff\"}", `{"name":"a","name":"b"}`, "a\x00b", "hub", "a,b,a",
 	} {
 		for i := range routes {
 			f.Add(uint8(i), []byte(seed))
@@ -61,8 +80,10 @@ func FuzzRequests(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, doc []byte) {
 		r := routes[int(which)%len(routes)]
-		if code := send(r, doc); code >= http.StatusInternalServerError {
-			t.Fatalf("%s %s answered %d for %q", r.method, r.path, code, doc)
+		for i, h := range handlers {
+			if code := send(h, r, doc); code >= http.StatusInternalServerError {
+				t.Fatalf("%s %s on %s answered %d for %q", r.method, r.path, storetest.Dialects[i], code, doc)
+			}
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"svcbridge/inventory"
+	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -71,8 +72,13 @@ type msInput struct {
 	HostNetworkMode *bool
 }
 
+// microserviceFields are the keys a microservice JSON document may carry:
+// what the decoder reads, plus what GET answers (accepted and ignored).
+var microserviceFields = service.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
+	"createdAt", "updatedAt")
+
 func decodeMicroserviceJSON(body []byte) (msInput, error) {
-	obj, err := jsonObject(body)
+	obj, err := strictJSONObject(body, microserviceFields)
 	if err != nil {
 		return msInput{}, err
 	}

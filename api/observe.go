@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/inventory"
 	"svcbridge/metrics"
 )
 
@@ -21,7 +22,8 @@ const RequestIDHeader = "X-Request-ID"
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
 	id := c.GetHeader(RequestIDHeader)
-	if id == "" || len(id) > 64 {
+	// A caller's ID goes into logs and the answer's header: only text.
+	if id == "" || len(id) > 64 || inventory.TextProblem(id) != "" {
 		b := make([]byte, 8)
 		rand.Read(b)
 		id = hex.EncodeToString(b)

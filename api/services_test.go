@@ -500,7 +500,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"YAML empty tags", remote, createYAML(yamlDoc([]string{"name: new", "tags:"}, extSpec)), 400, validation, "Field 'tags' is not of a type(s) array"},
 			{"YAML tag a number", remote, createYAML(yamlDoc([]string{"name: new", "tags: [a, 1]"}, extSpec)), 400, validation, "Field 'tags[1]' is not of a type(s) string"},
 			{"YAML duplicated key", remote, createYAML(yamlDoc([]string{"name: new", "name: other"}, extSpec)), 400, validation, "Error parsing YAML: line 5: duplicated mapping key 'name'"},
-			{"YAML merge key", remote, createYAML("kind: Service\nbase: &b\n  name: new\nmetadata:\n  <<: *b\nspec:\n  type: external\n"), 400, validation, "Error parsing YAML: line 5: merge keys ('<<') are not supported"},
+			{"YAML merge key", remote, createYAML("kind: Service\nspec: &b\n  type: external\nmetadata:\n  <<: *b\n"), 400, validation, "Error parsing YAML: line 5: merge keys ('<<') are not supported"},
 			{"YAML alias bomb", remote, createYAML(aliasBomb), 400, validation, fmt.Sprintf("Error parsing YAML: more than %d aliases", service.MaxYAMLAliases)},
 			{"YAML bad name", remote, createYAML(yamlDoc([]string{"name: New"}, extSpec)), 400, validation, "Invalid format for field 'name'"},
 			{"YAML k8s on remote", remote, createYAML(yamlDoc([]string{"name: new"}, []string{"type: k8s", "resource: payments.payments.svc.cluster.local", "targetPort: 8080"})), 400, validation, msgK8sEnv},
@@ -959,8 +959,8 @@ func TestServiceKubernetesOptions(t *testing.T) {
 }
 
 // TestServiceYAMLPatchReplacesTheDocument: the YAML PATCH is the whole
-// desired document: an omitted metadata.tags means no tags, spec keys other
-// than the spec fields (tags, bridgePort, ...) are ignored, apiVersion is
+// desired document: an omitted metadata.tags means no tags, fields the API
+// returns (bridgePort, ...) are ignored, apiVersion is
 // not read, and a custom bridge may be named by name.
 func TestServiceYAMLPatchReplacesTheDocument(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
@@ -984,7 +984,6 @@ spec:
   type: microservice
   resource: orders/checkout-v2
   targetPort: 9090
-  tags: [ignored]
   bridgePort: 1
   serviceEndpoint: evil.example.com
   provisioningStatus: ready

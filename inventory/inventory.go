@@ -79,6 +79,10 @@ func ValidateAgent(a Agent) error {
 	if len(a.Host) > MaxHost {
 		return fmt.Errorf("Field 'host' is longer than %d characters", MaxHost)
 	}
+	// The host becomes a connector's address and a serviceEndpoint.
+	if a.Host != "" && !IsHostOrIP(a.Host) {
+		return fmt.Errorf("Invalid format for field 'host': %q must be a DNS name or an IP address", a.Host)
+	}
 	if a.DefaultRouter && a.RouterMode != RouterInterior {
 		return fmt.Errorf("Agent %s cannot be the default router: the default router must have routerMode interior", a.Name)
 	}

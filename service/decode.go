@@ -3,10 +3,9 @@ package service
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,32 +97,38 @@ func ptr[T any](v T) *T { return &v }
 
 // ---- JSON ----
 
-// DecodeJSON decodes a JSON request body. Keys other than the spec fields
-// (bridgePort, serviceEndpoint, provisioningStatus, ...) are ignored, as the
-// reference schema allows additional properties. Type errors are reported for
-// the first offending field in the reference order.
+// Fields of a Service document. Adding an alias is one more name here and
+// its read in the decoder.
+var (
+	specFields = []string{"type", "resource", "targetPort", "defaultBridge", "servicePort", "k8sType"}
+	// returnedFields are what GET /services/{name} answers beyond the
+	// spec (api adds workflowId and distribution): accepted and ignored,
+	// so a GET answer can be sent back.
+	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
+		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "distribution"}
+	jsonFields         = NewFieldSet(slices.Concat([]string{"name", "tags"}, specFields, returnedFields)...)
+	yamlMetadataFields = NewFieldSet("name", "tags")
+	yamlSpecFields     = NewFieldSet(slices.Concat(specFields, returnedFields)...)
+)
+
+// DecodeJSON decodes a JSON request body (see ReadJSONObject). Keys that
+// are neither spec fields nor fields the API returns are refused. Type
+// errors are reported for the first offending field in the reference order.
 func DecodeJSON(body []byte) (Patch, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	// json.Number keeps numbers as text, so a 400-digit port is a range
-	// error later instead of a float conversion surprise here.
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return Patch{}, invalidf("Invalid JSON: empty body")
-		}
-		return Patch{}, invalidf("Invalid JSON: %s", err.Error())
+	obj, err := ReadJSONObject(body)
+	if err != nil {
+		return Patch{}, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Patch{}, invalidf("Invalid JSON: unexpected data after the top-level value")
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return Patch{}, notOfType("instance", "object")
+	slices.Sort(keys) // a stable message
+	if err := jsonFields.Check("", keys, ""); err != nil {
+		return Patch{}, err
 	}
 
 	var p Patch
-	var err error
 	if p.Name, err = jsonString(obj, "name"); err != nil {
 		return Patch{}, err
 	}
@@ -158,7 +163,9 @@ func DecodeJSON(body []byte) (Patch, error) {
 		}
 	}
 	if raw, ok := obj["tags"]; ok {
-		list, isList := raw.([]any)
+		var v any
+		_ = jsonValue(raw, &v)
+		list, isList := v.([]any)
 		if !isList {
 			return Patch{}, notOfType("tags", "array")
 		}
@@ -170,31 +177,49 @@ func DecodeJSON(body []byte) (Patch, error) {
 			}
 			tags = append(tags, s)
 		}
+		if err := textListError("tags", tags); err != nil {
+			return Patch{}, err
+		}
 		p.Tags = &tags
 	}
 	return p, nil
 }
 
+// jsonValue decodes a raw value keeping numbers as text, so a 400-digit
+// port is a range error later instead of a float conversion surprise here.
+func jsonValue(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
 // jsonString returns the string at key; absent is nil, and null or any other
 // JSON type is a type error (the reference schema treats null that way).
-func jsonString(obj map[string]any, key string) (*string, error) {
+func jsonString(obj map[string]json.RawMessage, key string) (*string, error) {
 	raw, ok := obj[key]
 	if !ok {
 		return nil, nil
 	}
-	s, ok := raw.(string)
+	var v any
+	_ = jsonValue(raw, &v) // ReadJSONObject checked the syntax
+	s, ok := v.(string)
 	if !ok {
 		return nil, notOfType(key, "string")
+	}
+	if err := textError(key, s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
 
-func jsonInt(obj map[string]any, key string) (*int, error) {
+func jsonInt(obj map[string]json.RawMessage, key string) (*int, error) {
 	raw, ok := obj[key]
 	if !ok {
 		return nil, nil
 	}
-	n, ok := raw.(json.Number)
+	var v any
+	_ = jsonValue(raw, &v) // ReadJSONObject checked the syntax
+	n, ok := v.(json.Number)
 	if !ok {
 		return nil, notOfType(key, "integer")
 	}
@@ -264,93 +289,63 @@ const (
 // so an absent metadata.tags means no tags (Tags is a non-nil empty slice).
 // apiVersion is not checked, as in the reference.
 func DecodeYAML(body []byte) (p Patch, err error) {
-	// yaml.v3 is a large parser fed untrusted input: should it ever panic,
-	// the client gets a 400 rather than a crashed request.
+	// Reading scalars still calls into yaml.v3: a panic there is a 400 too.
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = Patch{}, invalidf("Error parsing YAML: %v", r)
 		}
 	}()
-
-	dec := yaml.NewDecoder(bytes.NewReader(body))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			// An empty stream has no kind.
-			return Patch{}, invalidf("Invalid YAML format: missing kind field")
-		}
-		return Patch{}, yamlParseError(err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return Patch{}, yamlParseError(err)
-	default:
-		return Patch{}, invalidf("Error parsing YAML: expected a single document in the stream, but found more")
-	}
-
-	aliases := 0
-	if err := checkYAMLNode(&doc, 0, &aliases); err != nil {
+	root, err := ParseYAML(body)
+	if err != nil {
 		return Patch{}, err
 	}
-
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		root = resolveAlias(doc.Content[0])
-	}
-	if root == nil || root.Kind != yaml.MappingNode {
-		// A scalar or a list has no kind field, as in the reference.
-		return Patch{}, invalidf("Invalid YAML format: missing kind field")
-	}
-	if err := noMergeKeys(root); err != nil {
-		return Patch{}, err
-	}
-
-	kind := mappingValue(root, "kind")
+	kind := YAMLValue(root, "kind")
 	if isEmptyYAML(kind) {
 		return Patch{}, invalidf("Invalid YAML format: missing kind field")
 	}
 	if kind.Kind != yaml.ScalarNode || kind.ShortTag() != "!!str" || kind.Value != "Service" {
 		return Patch{}, invalidf("Invalid kind %s", describeYAML(kind))
 	}
+	if err := CheckYAMLFields(root, "", YAMLTopFields); err != nil {
+		return Patch{}, err
+	}
 
-	metadata, spec := mappingValue(root, "metadata"), mappingValue(root, "spec")
-	if isNullYAML(metadata) || isNullYAML(spec) {
+	metadata, spec := YAMLValue(root, "metadata"), YAMLValue(root, "spec")
+	if IsNullYAML(metadata) || IsNullYAML(spec) {
 		return Patch{}, invalidf("Invalid YAML format: missing metadata or spec")
 	}
 	if metadata.Kind != yaml.MappingNode || spec.Kind != yaml.MappingNode {
 		return Patch{}, invalidf("Invalid YAML format: metadata and spec must be mappings")
 	}
-	if err := noMergeKeys(metadata); err != nil {
+	if err := CheckYAMLFields(metadata, "metadata", yamlMetadataFields); err != nil {
 		return Patch{}, err
 	}
-	if err := noMergeKeys(spec); err != nil {
+	if err := CheckYAMLFields(spec, "spec", yamlSpecFields); err != nil {
 		return Patch{}, err
 	}
 
-	if p.Name, err = yamlString(mappingValue(metadata, "name"), "name"); err != nil {
+	if p.Name, err = YAMLString(YAMLValue(metadata, "name"), "name"); err != nil {
 		return Patch{}, err
 	}
-	if p.Type, err = yamlString(mappingValue(spec, "type"), "type"); err != nil {
+	if p.Type, err = YAMLString(YAMLValue(spec, "type"), "type"); err != nil {
 		return Patch{}, err
 	}
-	if p.Resource, err = yamlString(mappingValue(spec, "resource"), "resource"); err != nil {
+	if p.Resource, err = YAMLString(YAMLValue(spec, "resource"), "resource"); err != nil {
 		return Patch{}, err
 	}
-	if p.TargetPort, err = yamlInt(mappingValue(spec, "targetPort"), "targetPort"); err != nil {
+	if p.TargetPort, err = yamlInt(YAMLValue(spec, "targetPort"), "targetPort"); err != nil {
 		return Patch{}, err
 	}
-	if p.DefaultBridge, err = yamlString(mappingValue(spec, "defaultBridge"), "defaultBridge"); err != nil {
+	if p.DefaultBridge, err = YAMLString(YAMLValue(spec, "defaultBridge"), "defaultBridge"); err != nil {
 		return Patch{}, err
 	}
-	if p.ServicePort, err = yamlInt(mappingValue(spec, "servicePort"), "servicePort"); err != nil {
+	if p.ServicePort, err = yamlInt(YAMLValue(spec, "servicePort"), "servicePort"); err != nil {
 		return Patch{}, err
 	}
-	if p.K8sType, err = yamlString(mappingValue(spec, "k8sType"), "k8sType"); err != nil {
+	if p.K8sType, err = YAMLString(YAMLValue(spec, "k8sType"), "k8sType"); err != nil {
 		return Patch{}, err
 	}
-	if p.Tags, err = yamlTags(mappingValue(metadata, "tags")); err != nil {
+	if p.Tags, err = YAMLStringList(YAMLValue(metadata, "tags"), "tags"); err != nil {
 		return Patch{}, err
 	}
 	if p.Kubernetes, err = yamlKubernetes(mappingValue(spec, kubernetesField)); err != nil {
@@ -431,25 +426,9 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// mappingValue returns the value of key in mapping m (aliases resolved), or
-// nil when absent. checkYAMLNode already rejected duplicated keys.
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := resolveAlias(m.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
-			return resolveAlias(m.Content[i+1])
-		}
-	}
-	return nil
-}
-
-// isNullYAML is JavaScript's `x == null`: absent or a YAML null.
-func isNullYAML(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
-}
-
 // isEmptyYAML is the reference's `!doc.kind`: absent, null, "", false or 0.
 func isEmptyYAML(n *yaml.Node) bool {
-	if isNullYAML(n) {
+	if IsNullYAML(n) {
 		return true
 	}
 	if n.Kind != yaml.ScalarNode {
@@ -476,19 +455,6 @@ func describeYAML(n *yaml.Node) string {
 		return "(a sequence)"
 	}
 	return n.Value
-}
-
-// yamlString returns a YAML string scalar. Only the !!str tag counts: an
-// unquoted 123 or true is a number or a boolean, as js-yaml reads it.
-func yamlString(n *yaml.Node, field string) (*string, error) {
-	if n == nil {
-		return nil, nil
-	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return nil, notOfType(field, "string")
-	}
-	s := n.Value
-	return &s, nil
 }
 
 // yamlInt returns a YAML integer; a quoted "8080" is a string and so a type
@@ -522,25 +488,4 @@ func yamlInt(n *yaml.Node, field string) (*int, error) {
 		}
 	}
 	return nil, notOfType(field, "integer")
-}
-
-// yamlTags reads metadata.tags. Absent means "no tags" because the YAML is
-// the whole desired document; an explicit null is a type error, as in the
-// reference.
-func yamlTags(n *yaml.Node) (*[]string, error) {
-	if n == nil {
-		return &[]string{}, nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return nil, notOfType("tags", "array")
-	}
-	tags := make([]string, 0, len(n.Content))
-	for i, c := range n.Content {
-		s, err := yamlString(resolveAlias(c), fmt.Sprintf("tags[%d]", i))
-		if err != nil {
-			return nil, err
-		}
-		tags = append(tags, *s)
-	}
-	return &tags, nil
 }

@@ -2,12 +2,13 @@ package service
 
 import (
 	"fmt"
-	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"svcbridge/inventory"
 )
 
 // ValidationError is a client error (HTTP 400). Message is the text REST
@@ -126,7 +127,7 @@ func validateResource(typ, resource string) error {
 	}
 	switch typ {
 	case TypeK8s, TypeExternal:
-		if !isHostOrIP(resource) {
+		if !inventory.IsHostOrIP(resource) {
 			return invalidf("Invalid resource '%s' for type %s: must be a DNS name or an IP address", resource, typ)
 		}
 	case TypeMicroservice:
@@ -140,16 +141,6 @@ func validateResource(typ, resource string) error {
 		}
 	}
 	return nil
-}
-
-// isHostOrIP accepts what a router connector can dial: a DNS-1123
-// subdomain, or an IPv4/IPv6 address without a zone (a zone is local to
-// one host and meaningless to the router).
-func isHostOrIP(s string) bool {
-	if addr, err := netip.ParseAddr(s); err == nil {
-		return addr.Zone() == ""
-	}
-	return len(validation.IsDNS1123Subdomain(s)) == 0
 }
 
 func validateTags(tags []string, asAnnotations bool) error {

@@ -1,0 +1,64 @@
+package inventory
+
+import (
+	"fmt"
+	"net/netip"
+	"unicode"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// TextProblem is the one rule for what a string that enters the API may
+// contain; it returns "" when s is acceptable, else what is wrong with it.
+// PostgreSQL's text type refuses invalid UTF-8 and NUL (SQLite would store
+// them, so both stores must be protected here, alike), and no field of
+// svcbridge can hold a control character: CR/LF, ESC or DEL in a name, tag
+// or host would end up in logs, headers, router configs and annotations.
+func TextProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) { // C0 (NUL, CR, LF, tab, ...), DEL and C1
+			return fmt.Sprintf("contains a control character (%U)", r)
+		}
+	}
+	return ""
+}
+
+// CheckText applies TextProblem to a body field, naming it.
+func CheckText(field, s string) error {
+	if p := TextProblem(s); p != "" {
+		return fmt.Errorf("Field '%s' %s", field, p)
+	}
+	return nil
+}
+
+// CheckTextList applies CheckText to each item (named field[i]) and refuses
+// an item given twice: a duplicated tag was stored and returned twice, and
+// folding it silently would hide a client's mistake, as a duplicated JSON
+// or YAML key would. Linear in the number of items.
+func CheckTextList(field string, items []string) error {
+	first := make(map[string]int, len(items))
+	for i, s := range items {
+		if err := CheckText(fmt.Sprintf("%s[%d]", field, i), s); err != nil {
+			return err
+		}
+		if j, dup := first[s]; dup {
+			return fmt.Errorf("Field '%s[%d]' repeats %s[%d] (%q): each entry may be given once", field, i, field, j, s)
+		}
+		first[s] = i
+	}
+	return nil
+}
+
+// IsHostOrIP accepts what a router can dial: a DNS-1123 subdomain, or an
+// IPv4/IPv6 address without a zone (a zone is local to one host and
+// meaningless to a router elsewhere).
+func IsHostOrIP(s string) bool {
+	if addr, err := netip.ParseAddr(s); err == nil {
+		return addr.Zone() == ""
+	}
+	return len(validation.IsDNS1123Subdomain(s)) == 0
+}

@@ -1,0 +1,75 @@
+package inventory
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestTextProblem(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"plain", ""},
+		{"café ☕ 日本", ""},
+		{"a b=c: d/e", ""},
+		{"\uFFFD", ""},
+		{"a\x00b", "contains a control character (U+0000)"},
+		{"a\r\nb", "contains a control character (U+000D)"},
+		{"\tx", "contains a control character (U+0009)"},
+		{"\x1b[31m", "contains a control character (U+001B)"},
+		{"\x7f", "contains a control character (U+007F)"},
+		{"\u0085", "contains a control character (U+0085)"},
+		{"a\xffb", "is not valid UTF-8"},
+		{"\xed\xa0\x80", "is not valid UTF-8"}, // an encoded surrogate
+		{"\xc0\x80", "is not valid UTF-8"},     // overlong NUL
+	} {
+		if got := TextProblem(tc.in); got != tc.want {
+			t.Errorf("TextProblem(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCheckTextList(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a", "b", "A"}, ""},
+		{[]string{"a", "b", "a"}, `Field 'tags[2]' repeats tags[0] ("a"): each entry may be given once`},
+		{[]string{"a", "\x00"}, "Field 'tags[1]' contains a control character (U+0000)"},
+		{[]string{"a", "a\xff"}, "Field 'tags[1]' is not valid UTF-8"},
+	} {
+		if got := errString(CheckTextList("tags", tc.items)); got != tc.want {
+			t.Errorf("CheckTextList(%q) = %q, want %q", tc.items, got, tc.want)
+		}
+	}
+}
+
+func TestIsHostOrIP(t *testing.T) {
+	for in, want := range map[string]bool{
+		"hub.example.com": true, "h": true, "10.0.0.5": true, "2001:db8::1": true,
+		strings.Repeat("h.", 126) + "h": true,
+		"":                              false, "Hub.example.com": false, "h_b": false, "h:80": false, "a b": false,
+		"a\r\nb": false, "a\x00": false, "fe80::1%eth0": false, "-h": false, "h.": false,
+		strings.Repeat("h.", 127): false,
+	} {
+		if got := IsHostOrIP(in); got != want {
+			t.Errorf("IsHostOrIP(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// BenchmarkCheckTextList guards the tag-list checks every request runs:
+// a quadratic scan of 100,000 tags took seconds (issue 13).
+func BenchmarkCheckTextList(b *testing.B) {
+	items := make([]string, 100_000)
+	for i := range items {
+		items[i] = fmt.Sprintf("tag-%d", i)
+	}
+	for b.Loop() {
+		if err := CheckTextList("tags", items); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
