@@ -100,13 +100,15 @@ func ptr[T any](v T) *T { return &v }
 // Fields of a Service document. Adding an alias is one more name here and
 // its read in the decoder.
 var (
-	specFields = []string{"type", "resource", "targetPort", "defaultBridge", "servicePort", "k8sType"}
+	specFields = []string{"type", "resource", "targetPort", "defaultBridge", "servicePort", "k8sType", kubernetesField}
 	// returnedFields are what GET /services/{name} answers beyond the
 	// spec (api adds workflowId and distribution): accepted and ignored,
 	// so a GET answer can be sent back.
 	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
 		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "distribution"}
-	jsonFields         = NewFieldSet(slices.Concat([]string{"name", "tags"}, specFields, returnedFields)...)
+	// defaultBridgePort is the ioFog Go SDK's name of defaultBridge in its
+	// update request.
+	jsonFields         = NewFieldSet(slices.Concat([]string{"name", "tags", "defaultBridgePort"}, specFields, returnedFields)...)
 	yamlMetadataFields = NewFieldSet("name", "tags")
 	yamlSpecFields     = NewFieldSet(slices.Concat(specFields, returnedFields)...)
 )
@@ -348,7 +350,7 @@ func DecodeYAML(body []byte) (p Patch, err error) {
 	if p.Tags, err = YAMLStringList(YAMLValue(metadata, "tags"), "tags"); err != nil {
 		return Patch{}, err
 	}
-	if p.Kubernetes, err = yamlKubernetes(mappingValue(spec, kubernetesField)); err != nil {
+	if p.Kubernetes, err = yamlKubernetes(YAMLValue(spec, kubernetesField)); err != nil {
 		return Patch{}, err
 	}
 	return p, nil
