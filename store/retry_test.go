@@ -24,6 +24,7 @@ func TestTransient(t *testing.T) {
 		"admin shutdown":      {&pq.Error{Code: "57P01"}, true},
 		"cannot connect now":  {&pq.Error{Code: "57P03"}, true},
 		"connection failure":  {&pq.Error{Code: "08006"}, true},
+		"closed database":     {&pq.Error{Code: "55000", Severity: "FATAL"}, true},
 		"bad connection":      {driver.ErrBadConn, true},
 		"unexpected EOF":      {io.ErrUnexpectedEOF, true},
 		"connection done":     {sql.ErrConnDone, true},

@@ -266,8 +266,8 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 // transient reports an error after which a new transaction can succeed:
 // PostgreSQL's serialization_failure, deadlock_detected,
 // too_many_connections, admin_shutdown, crash_shutdown,
-// cannot_connect_now or a connection exception, or a connection that broke
-// or was refused. An error that already wraps ErrUnavailable is final.
+// cannot_connect_now, a connection exception or any FATAL error, or a
+// connection that broke or was refused. An error that already wraps ErrUnavailable is final.
 func transient(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return false
@@ -278,7 +278,9 @@ func transient(err error) bool {
 		case "40001", "40P01", "53300", "57P01", "57P02", "57P03":
 			return true
 		}
-		return pqErr.Code.Class() == "08"
+		// A FATAL error ends the session: at connection time it is a server
+		// refusing sessions (a database closed to connections, say).
+		return pqErr.Code.Class() == "08" || pqErr.Fatal()
 	}
 	return connectionLost(err)
 }
