@@ -215,7 +215,12 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 		return mapErr(err)
 	}
 	if err := fn(&Tx{tx: tx, dialect: s.dialect}); err != nil {
-		tx.Rollback()
+		// lib/pq can report a connection closed mid-read as the end of the
+		// rows, so fn may have decided on a row it did not see: when the
+		// rollback finds the connection broken, the error is transient.
+		if rbErr := tx.Rollback(); connectionLost(rbErr) {
+			return rbErr
+		}
 		return err
 	}
 	// The transaction's id, when it wrote, lets commitOutcome learn whether
