@@ -12,6 +12,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -164,8 +165,14 @@ func conflict(format string, args ...any) *Error {
 	return apiErr(http.StatusConflict, "DuplicatePropertyError", format, args...)
 }
 
-// fail answers with err: an *Error as it is, a validation error as 400,
-// anything else as a 500 that does not leak internals.
+// RetryAfter is the Retry-After (seconds) of a 503 for a database that is
+// unavailable: InTx has already retried for about a second.
+const RetryAfter = "2"
+
+// fail answers with err: an *Error as it is, a validation error as 400, a
+// database that stays unavailable as 503 with Retry-After, a request body
+// the client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
+// fault: not logged), anything else as a 500 that does not leak internals.
 func fail(c *gin.Context, err error) {
 	var e *Error
 	var ve *service.ValidationError
@@ -173,6 +180,13 @@ func fail(c *gin.Context, err error) {
 	case errors.As(err, &e):
 	case errors.As(err, &ve):
 		e = badRequest("%s", ve.Message)
+	case errors.Is(err, store.ErrUnavailable):
+		slog.Default().WarnContext(c.Request.Context(), "database unavailable", "request_id", c.GetString(RequestIDHeader),
+			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+		c.Header("Retry-After", RetryAfter)
+		e = apiErr(http.StatusServiceUnavailable, "UnavailableError", "The database is unavailable; try again later")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
 	default:
 		slog.Default().ErrorContext(c.Request.Context(), "request failed", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)

@@ -279,10 +279,10 @@ func normalizeServer(s string) (string, error) {
 	return strings.TrimRight(s, "/"), nil
 }
 
-// dataDir is the root's --data-dir when the command has it, else $DATA_DIR,
+// dataDir is the root's --data-dir when given, else $DATA_DIR,
 // else ./.svcbridge.
 func dataDir(cmd *cobra.Command) string {
-	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Value.String() != "" {
+	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
 		return f.Value.String()
 	}
 	if d := os.Getenv("DATA_DIR"); d != "" {

@@ -4,7 +4,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -44,6 +46,15 @@ type Config struct {
 	DriftInterval     time.Duration
 	LogLevel          string
 	LogFormat         string
+	HTTP              HTTPServer
+	Pool              store.Pool
+}
+
+// HTTPServer bounds what one client may hold of the api's (and the worker's
+// metrics) HTTP server.
+type HTTPServer struct {
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes                                            int
 }
 
 // TemporalTLS is how the api and worker reach a secured Temporal.
@@ -61,6 +72,11 @@ type Setting struct {
 // Settings lists every setting, in README order.
 var Settings = []Setting{
 	{"listen", "LISTEN", "127.0.0.1:8080", "address of the REST API"},
+	{"http-read-header-timeout", "HTTP_READ_HEADER_TIMEOUT", "10s", "api, dev, worker's METRICS_LISTEN: time a client has to send a request's headers"},
+	{"http-read-timeout", "HTTP_READ_TIMEOUT", "30s", "api, dev, worker's METRICS_LISTEN: time a client has to send a whole request, body included (bodies are at most 1 MiB)"},
+	{"http-write-timeout", "HTTP_WRITE_TIMEOUT", "60s", "api, dev, worker's METRICS_LISTEN: time from the end of a request's headers to the end of its answer (0: none)"},
+	{"http-idle-timeout", "HTTP_IDLE_TIMEOUT", "120s", "api, dev, worker's METRICS_LISTEN: how long a keep-alive connection may wait for its next request"},
+	{"http-max-header-bytes", "HTTP_MAX_HEADER_BYTES", "65536", "api, dev, worker's METRICS_LISTEN: largest request header block, in bytes (431 above it)"},
 	{"data-dir", "DATA_DIR", "./.svcbridge", "dev: where the embedded store and Temporal keep their files"},
 	{"temporal-port", "TEMPORAL_PORT", "7233", "dev: port of the embedded Temporal frontend (gRPC)"},
 	{"ui-port", "UI_PORT", "8233", "dev: port of the embedded Temporal Web UI"},
@@ -73,6 +89,9 @@ var Settings = []Setting{
 	{"lb-poll-attempts", "LB_POLL_ATTEMPTS", "10", "kubernetes: checks of a LoadBalancer's ingress per reconcile"},
 	{"lb-poll-interval", "LB_POLL_INTERVAL", "2s", "kubernetes: time between those checks (a Go duration)"},
 	{"database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...); required by api and worker; dev uses the embedded store when empty"},
+	{"db-max-open-conns", "DB_MAX_OPEN_CONNS", "10", "PostgreSQL: most connections one process opens"},
+	{"db-max-idle-conns", "DB_MAX_IDLE_CONNS", "5", "PostgreSQL: most idle connections one process keeps (at most DB_MAX_OPEN_CONNS)"},
+	{"db-conn-max-lifetime", "DB_CONN_MAX_LIFETIME", "30m", "PostgreSQL: age at which a connection is closed and replaced (a Go duration; 0: never)"},
 	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
 	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 	{"temporal-tls-cert", "TEMPORAL_TLS_CERT", "", "api, worker: client certificate (PEM file) for mTLS to Temporal"},
@@ -97,26 +116,38 @@ var Settings = []Setting{
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
 
-// Flags adds every setting to fs with its environment value (or default)
-// as the flag's default.
+// Flags adds every setting to fs. A flag's default is the table's, never
+// the environment's: --help prints defaults, and the environment may hold
+// secrets (DATABASE_URL, TEMPORAL_API_KEY). Load applies the environment.
 func Flags(fs *pflag.FlagSet) {
 	for _, s := range Settings {
-		def := s.Default
-		if v, ok := os.LookupEnv(s.Env); ok {
-			def = v
-		}
-		fs.String(s.Flag, def, s.Help+" (env "+s.Env+")")
+		fs.String(s.Flag, s.Default, s.Help+" (env "+s.Env+")")
 	}
 }
 
-// Load reads and checks the settings from fs (see Flags).
+// Value is a setting's value: its flag when given, else its environment
+// variable when set, else its default.
+func Value(fs *pflag.FlagSet, s Setting) string {
+	if f := fs.Lookup(s.Flag); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	if v, ok := os.LookupEnv(s.Env); ok {
+		return v
+	}
+	return s.Default
+}
+
+// Load reads and checks the settings from fs (see Flags) and the
+// environment.
 func Load(fs *pflag.FlagSet) (Config, error) {
-	get := func(flag string) string { v, _ := fs.GetString(flag); return strings.TrimSpace(v) }
+	values := make(map[string]string, len(Settings))
+	for _, s := range Settings {
+		values[s.Flag] = strings.TrimSpace(Value(fs, s))
+	}
+	get := func(flag string) string { return values[flag] }
 	var c Config
 	var err error
-	bad := func(flag, env, why string) error {
-		return fmt.Errorf("invalid setting %s (--%s): %s", env, flag, why)
-	}
+	bad := func(flag, _, why string) error { return invalid(flag, why) }
 	c.Listen = get("listen")
 	c.DataDir = get("data-dir")
 	if c.TemporalPort, err = port(get("temporal-port")); err != nil {
@@ -148,6 +179,20 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	c.DatabaseURL = get("database-url")
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		return c, bad("database-url", "DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	if _, err := url.Parse(c.DatabaseURL); err != nil {
+		// url.Error repeats the URL, password included: say only why.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return c, bad("database-url", "DATABASE_URL", "not a valid URL: "+err.Error())
+	}
+	if c.Pool, err = loadPool(get); err != nil {
+		return c, err
+	}
+	if c.HTTP, err = loadHTTP(get); err != nil {
+		return c, err
 	}
 	c.TemporalAddress = get("temporal-address")
 	c.TemporalNamespace = get("temporal-namespace")
@@ -197,6 +242,60 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, bad("log-format", "LOG_FORMAT", "must be text or json")
 	}
 	return c, nil
+}
+
+// loadPool reads the DB_* settings.
+func loadPool(get func(string) string) (store.Pool, error) {
+	var p store.Pool
+	var err error
+	if p.MaxOpen, err = strconv.Atoi(get("db-max-open-conns")); err != nil || p.MaxOpen < 1 {
+		return p, invalid("db-max-open-conns", "must be a positive number")
+	}
+	if p.MaxIdle, err = strconv.Atoi(get("db-max-idle-conns")); err != nil || p.MaxIdle < 0 || p.MaxIdle > p.MaxOpen {
+		return p, invalid("db-max-idle-conns", "must be a number from 0 to DB_MAX_OPEN_CONNS")
+	}
+	if p.MaxLifetime, err = time.ParseDuration(get("db-conn-max-lifetime")); err != nil || p.MaxLifetime < 0 {
+		return p, invalid("db-conn-max-lifetime", "must be a Go duration such as 30m, or 0 for no limit")
+	}
+	return p, nil
+}
+
+// loadHTTP reads the HTTP_* settings. Only the write timeout may be 0: the
+// others are what protects the server from clients that send slowly.
+func loadHTTP(get func(string) string) (HTTPServer, error) {
+	var h HTTPServer
+	for _, d := range []struct {
+		flag     string
+		to       *time.Duration
+		zeroIsOK bool
+	}{
+		{"http-read-header-timeout", &h.ReadHeaderTimeout, false},
+		{"http-read-timeout", &h.ReadTimeout, false},
+		{"http-write-timeout", &h.WriteTimeout, true},
+		{"http-idle-timeout", &h.IdleTimeout, false},
+	} {
+		v, err := time.ParseDuration(get(d.flag))
+		if err != nil || v < 0 || (v == 0 && !d.zeroIsOK) {
+			return h, invalid(d.flag, "must be a positive Go duration such as 30s")
+		}
+		*d.to = v
+	}
+	var err error
+	if h.MaxHeaderBytes, err = strconv.Atoi(get("http-max-header-bytes")); err != nil || h.MaxHeaderBytes < 1024 {
+		return h, invalid("http-max-header-bytes", "must be a number of bytes, at least 1024")
+	}
+	return h, nil
+}
+
+// invalid is the error of a setting whose value is wrong, naming its
+// variable and flag.
+func invalid(flag, why string) error {
+	for _, s := range Settings {
+		if s.Flag == flag {
+			return fmt.Errorf("invalid setting %s (--%s): %s", s.Env, flag, why)
+		}
+	}
+	panic("config: no setting --" + flag)
 }
 
 func port(s string) (int, error) {

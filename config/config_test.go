@@ -3,8 +3,11 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"svcbridge/store"
 )
 
 func load(t *testing.T, args ...string) (Config, error) {
@@ -47,6 +50,12 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		"LB_POLL_ATTEMPTS":       {"--lb-poll-attempts", "0"},
 		"SERVICE_ANNOTATION_TAG": {"--service-annotation-tag", "a: b"},
 		"LOG_LEVEL":              {"--log-level", "loud"},
+		"DB_MAX_OPEN_CONNS":      {"--db-max-open-conns", "0"},
+		"DB_MAX_IDLE_CONNS":      {"--db-max-open-conns", "4", "--db-max-idle-conns", "5"},
+		"DB_CONN_MAX_LIFETIME":   {"--db-conn-max-lifetime", "-1m"},
+		"HTTP_READ_TIMEOUT":      {"--http-read-timeout", "0"},
+		"HTTP_WRITE_TIMEOUT":     {"--http-write-timeout", "soon"},
+		"HTTP_MAX_HEADER_BYTES":  {"--http-max-header-bytes", "100"},
 	}
 	for env, args := range cases {
 		_, err := load(t, args...)
@@ -61,5 +70,65 @@ func TestPortRanges(t *testing.T) {
 		if _, err := ParsePortRange(in); (err == nil) != ok {
 			t.Errorf("%q: error %v, want ok %v", in, err, ok)
 		}
+	}
+}
+
+// TestEnvironmentIsReadAtLoadNotInHelp: a flag's default (what --help
+// prints) is the table's even when the environment holds a secret; Load
+// takes the flag, else the environment, else the default.
+func TestEnvironmentIsReadAtLoadNotInHelp(t *testing.T) {
+	for _, s := range Settings {
+		t.Setenv(s.Env, s.Default)
+	}
+	t.Setenv("DATABASE_URL", "postgres://u:S3cret@h/db")
+	t.Setenv("TEMPORAL_API_KEY", "secret-key")
+	t.Setenv("TASK_QUEUE", "from-env")
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	Flags(fs)
+	if usage := fs.FlagUsages(); strings.Contains(usage, "S3cret") || strings.Contains(usage, "secret-key") {
+		t.Errorf("usage shows the environment's secrets:\n%s", usage)
+	}
+	if err := fs.Parse([]string{"--temporal-namespace", "from-flag"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://u:S3cret@h/db" || c.TaskQueue != "from-env" || c.TemporalNamespace != "from-flag" || c.TemporalAddress != "127.0.0.1:7233" {
+		t.Errorf("loaded %+v", c)
+	}
+	t.Setenv("TEMPORAL_NAMESPACE", "from-env")
+	if c, _ := Load(fs); c.TemporalNamespace != "from-flag" {
+		t.Errorf("the environment won over the flag: %q", c.TemporalNamespace)
+	}
+}
+
+// TestMalformedDatabaseURLIsRefusedWithoutItsPassword: the error names
+// the setting and why, not the URL.
+func TestMalformedDatabaseURLIsRefusedWithoutItsPassword(t *testing.T) {
+	for _, u := range []string{"postgres://u:S3cret@h:notaport/db", "postgres://u:S3cret@h/db\x7f", "postgres://u:S3cret@[::1/db"} {
+		_, err := load(t, "--database-url", u)
+		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("%q: error %v, want one naming DATABASE_URL without the password", u, err)
+		}
+	}
+}
+
+func TestPoolAndHTTPServerDefaults(t *testing.T) {
+	c, err := load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Pool != store.DefaultPool {
+		t.Errorf("pool %+v, want store.DefaultPool %+v", c.Pool, store.DefaultPool)
+	}
+	want := HTTPServer{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	if c.HTTP != want {
+		t.Errorf("HTTP server %+v, want %+v", c.HTTP, want)
+	}
+	if c, err := load(t, "--http-write-timeout", "0"); err != nil || c.HTTP.WriteTimeout != 0 {
+		t.Errorf("HTTP_WRITE_TIMEOUT=0 (none): %+v, %v", c.HTTP, err)
 	}
 }

@@ -7,11 +7,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
+	"net"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -37,6 +42,10 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict wraps unique and foreign key violations; see Conflict.
 	ErrConflict = errors.New("conflict")
+	// ErrUnavailable wraps what stopped a transaction when the database
+	// kept failing for longer than InTx retries (or a commit's outcome could
+	// not be learned): the caller may try again later.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // ForeignKey is the Constraint of every foreign key violation: a row still
@@ -58,18 +67,46 @@ type Store struct {
 	dialect string
 }
 
-// Open connects to url: a postgres:// or postgresql:// URL selects
-// PostgreSQL; anything else is the path of an SQLite file. It applies
-// pending migrations before returning.
+// Pool sizes one process's PostgreSQL connection pool (SQLite always uses
+// one connection).
+type Pool struct {
+	MaxOpen, MaxIdle int
+	MaxLifetime      time.Duration
+}
+
+// DefaultPool lets dev, two api and two worker processes (50 connections)
+// and a Temporal server (up to 40) share a default PostgreSQL
+// (max_connections 100, 3 of them reserved for superusers); see the
+// README's production section.
+var DefaultPool = Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: 30 * time.Minute}
+
+// Open is OpenPool with DefaultPool.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenPool(ctx, url, DefaultPool)
+}
+
+// OpenPool connects to url: a postgres:// or postgresql:// URL selects
+// PostgreSQL; anything else is the path of an SQLite file. It applies
+// pending migrations before returning. Its errors never hold the URL's
+// password.
+func OpenPool(ctx context.Context, url string, pool Pool) (*Store, error) {
+	s, err := open(ctx, url, pool)
+	if err != nil {
+		return nil, errors.New(RedactPassword(url, err.Error()))
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 	var s *Store
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		db, err := sqlx.Open("postgres", url)
 		if err != nil {
 			return nil, err
 		}
-		db.SetMaxOpenConns(20)
-		db.SetMaxIdleConns(20)
+		db.SetMaxOpenConns(pool.MaxOpen)
+		db.SetMaxIdleConns(pool.MaxIdle)
+		db.SetConnMaxLifetime(pool.MaxLifetime)
 		s = &Store{db: db, dialect: Postgres}
 	} else {
 		// WAL lets readers run beside the writer; one connection queues
@@ -139,23 +176,38 @@ type Tx struct {
 	dialect string
 }
 
-// InTx runs fn in a transaction, committing when it returns nil. When
-// PostgreSQL aborts the transaction to break a deadlock or a serialization
-// conflict, fn runs again in a new one (a few times): fn must only decide
-// from what it reads in the transaction.
+// InTx runs fn in a transaction, committing when it returns nil. When the
+// transaction fails for a transient reason (PostgreSQL broke a deadlock or
+// a serialization conflict, a connection was dropped or refused, the
+// server is starting, shutting down or full) and did not commit, fn runs
+// again in a new one after a short backoff (see retryDelays): fn must only
+// decide from what it reads in the transaction. When that does not help,
+// the error wraps ErrUnavailable.
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.inTx(ctx, fn)
-		if !retryable(err) || attempt == 5 {
+	var err error
+	for _, delay := range retryDelays {
+		if err = s.inTx(ctx, fn); !transient(err) {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		// Half fixed, half random, so processes that lost the database
+		// together do not come back in step.
+		case <-time.After(delay/2 + rand.N(delay/2)):
 		}
 	}
+	if err = s.inTx(ctx, fn); transient(err) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
 }
+
+// retryDelays are the waits between InTx's attempts: about 1.3 s in all,
+// enough for a dropped connection or a failover's first seconds, short
+// enough that a request answers 503 well before clients give up.
+var retryDelays = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond,
+	80 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond, 640 * time.Millisecond}
 
 func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -163,17 +215,88 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 		return mapErr(err)
 	}
 	if err := fn(&Tx{tx: tx, dialect: s.dialect}); err != nil {
-		tx.Rollback()
+		// lib/pq can report a connection closed mid-read as the end of the
+		// rows, so fn may have decided on a row it did not see: when the
+		// rollback finds the connection broken, the error is transient.
+		if rbErr := tx.Rollback(); connectionLost(rbErr) {
+			return rbErr
+		}
 		return err
 	}
-	return mapErr(tx.Commit())
+	// The transaction's id, when it wrote, lets commitOutcome learn whether
+	// a commit whose connection broke happened (NULL: it wrote nothing, so
+	// running it again is safe whatever happened).
+	var xid sql.NullInt64
+	if s.dialect == Postgres {
+		if err := tx.QueryRowContext(ctx, `SELECT txid_current_if_assigned()`).Scan(&xid); err != nil {
+			tx.Rollback()
+			return mapErr(err)
+		}
+	}
+	err = tx.Commit()
+	if err != nil && xid.Valid && connectionLost(err) {
+		return s.commitOutcome(ctx, xid.Int64, err)
+	}
+	return mapErr(err)
 }
 
-// retryable reports a transaction PostgreSQL aborted so that a retry can
-// succeed: deadlock_detected or serialization_failure.
-func retryable(err error) bool {
+// commitOutcome asks PostgreSQL, on another connection, what became of
+// transaction xid whose commit lost its connection: committed is success,
+// aborted is the transient commitErr (InTx runs fn again), and when that
+// cannot be learned the error wraps ErrUnavailable, which InTx does not
+// retry: the change may or may not be stored.
+func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) error {
+	for _, delay := range retryDelays {
+		var status sql.NullString
+		err := s.db.QueryRowContext(ctx, `SELECT txid_status($1)`, xid).Scan(&status)
+		switch {
+		case err == nil && status.String == "committed":
+			return nil
+		case err == nil && status.String == "aborted":
+			return commitErr
+		case err != nil && !transient(err):
+			return fmt.Errorf("%w: outcome of a commit unknown: %w", ErrUnavailable, commitErr)
+		}
+		// In progress (the server is still ending the broken session), or
+		// the database is not reachable yet.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: outcome of a commit unknown: %w", ErrUnavailable, commitErr)
+		case <-time.After(delay):
+		}
+	}
+	return fmt.Errorf("%w: outcome of a commit unknown: %w", ErrUnavailable, commitErr)
+}
+
+// transient reports an error after which a new transaction can succeed:
+// PostgreSQL's serialization_failure, deadlock_detected,
+// too_many_connections, admin_shutdown, crash_shutdown,
+// cannot_connect_now, a connection exception or any FATAL error, or a
+// connection that broke or was refused. An error that already wraps ErrUnavailable is final.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return false
+	}
 	var pqErr *pq.Error
-	return errors.As(err, &pqErr) && (pqErr.Code == "40P01" || pqErr.Code == "40001")
+	if errors.As(err, &pqErr) {
+		switch pqErr.Code {
+		case "40001", "40P01", "53300", "57P01", "57P02", "57P03":
+			return true
+		}
+		// A FATAL error ends the session: at connection time it is a server
+		// refusing sessions (a database closed to connections, say).
+		return pqErr.Code.Class() == "08" || pqErr.Fatal()
+	}
+	return connectionLost(err)
+}
+
+// connectionLost reports a connection that broke or could not be opened,
+// so whatever was in flight may or may not have run. lib/pq reports a
+// server's FATAL error (a terminated backend) as driver.ErrBadConn.
+func connectionLost(err error) bool {
+	var opErr *net.OpError
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, sql.ErrConnDone) || errors.As(err, &opErr)
 }
 
 // forUpdate is the row-lock suffix. SQLite needs none: an immediate
@@ -281,3 +404,48 @@ func IsConflict(err error, constraint string) bool {
 // now is the one clock of the store: UTC, so both dialects read back the
 // same instant.
 func now() time.Time { return time.Now().UTC() }
+
+// RedactPassword returns text with every password that url carries (in
+// its user info or a password parameter, raw or decoded) replaced by
+// "xxxxx", so errors about a database URL can be printed. It does not need
+// url to parse: a malformed URL is when errors repeat it.
+func RedactPassword(url, text string) string {
+	var secrets []string
+	rest := url
+	if _, after, ok := strings.Cut(rest, "://"); ok {
+		rest = after
+	}
+	authority, query := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if i := strings.Index(rest, "?"); i >= 0 {
+		query = rest[i+1:]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(authority[:at], ":"); ok {
+			secrets = append(secrets, pw)
+		}
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.EqualFold(k, "password") {
+			secrets = append(secrets, strings.SplitN(v, "#", 2)[0])
+		}
+	}
+	for _, pw := range secrets {
+		for _, form := range []string{pw, unescape(pw)} {
+			if form != "" {
+				text = strings.ReplaceAll(text, form, "xxxxx")
+			}
+		}
+	}
+	return text
+}
+
+func unescape(s string) string {
+	u, err := neturl.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return u
+}

@@ -58,7 +58,7 @@ func runMigrate(ctx context.Context, cfg config.Config) error {
 	if err := requireDatabase(cfg); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.OpenPool(ctx, cfg.DatabaseURL, cfg.Pool)
 	if err != nil {
 		return err
 	}
@@ -177,6 +177,12 @@ func devAdminToken(dataDir string) (string, string, error) {
 	return token, path, nil
 }
 
+// httpServer is every listener's server, bounded by the HTTP_* settings.
+func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
+		WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes}
+}
+
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
@@ -186,7 +192,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 		Ready: func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
 		Auth:  u.authn, Sessions: u.sessions,
 	})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpServer(p.cfg.HTTP, h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -235,7 +241,7 @@ func (p parts) runWorker(ctx context.Context) error {
 func connect(ctx context.Context, cfg config.Config, dbURL string) (parts, error) {
 	p := parts{cfg: cfg, log: newLogger(cfg)}
 	var err error
-	if p.store, err = store.Open(ctx, dbURL); err != nil {
+	if p.store, err = store.OpenPool(ctx, dbURL, cfg.Pool); err != nil {
 		return p, err
 	}
 	if p.temporal, err = dialTemporal(ctx, cfg, p.log); err != nil {
@@ -291,7 +297,7 @@ func runWorkerRole(ctx context.Context, cfg config.Config) error {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv := httpServer(cfg.HTTP, mux)
 		go srv.Serve(ln)
 		defer srv.Close()
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/lib/pq"
@@ -42,18 +43,32 @@ func Open(t testing.TB, dialect string) *store.Store {
 	return s
 }
 
+// adminDB is the one connection to the server's maintenance database that
+// every test of a process shares to create and drop databases, so a test
+// suite holds no more than one of PostgreSQL's connections besides its
+// stores' (the server may have other clients: see the README).
+var adminDB = sync.OnceValues(func() (*sql.DB, error) {
+	db, err := sql.Open("postgres", adminURL())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, db.Ping()
+})
+
+func adminURL() string {
+	if u := os.Getenv(PostgresEnv); u != "" {
+		return u
+	}
+	return DefaultPostgres
+}
+
 // NewPostgresDB creates an empty database and returns its URL; it is
 // dropped when the test ends.
 func NewPostgresDB(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv(PostgresEnv)
-	if admin == "" {
-		admin = DefaultPostgres
-	}
-	db, err := sql.Open("postgres", admin)
-	if err == nil {
-		err = db.Ping()
-	}
+	admin := adminURL()
+	db, err := adminDB()
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("PostgreSQL at %s: %v (.ci/run starts it)", admin, err)
@@ -66,9 +81,6 @@ func NewPostgresDB(t testing.TB) string {
 	if _, err := db.Exec(`CREATE DATABASE ` + name); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
-	t.Cleanup(func() {
-		db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
-		db.Close()
-	})
+	t.Cleanup(func() { db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`) })
 	return strings.Replace(admin, "/postgres?", "/"+name+"?", 1)
 }

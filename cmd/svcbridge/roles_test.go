@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"svcbridge/api"
+	"svcbridge/auth"
+	"svcbridge/config"
+	"svcbridge/store"
+)
+
+// TestHTTPServerBoundsClients runs the API on the server every listener
+// uses: a client that stops sending its body is cut at HTTP_READ_TIMEOUT
+// with a 408 that is not logged as an error, and headers over
+// HTTP_MAX_HEADER_BYTES are refused.
+func TestHTTPServerBoundsClients(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.Flags(fs)
+	if err := fs.Parse([]string{"--http-read-timeout", "1s"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "svcbridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const token = "roles-test-admin-token-000000001"
+	authn, err := auth.NewStatic(auth.StaticToken{Name: "admin", Role: string(auth.Admin), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(cfg.HTTP, api.New(api.Options{Store: st, Auth: authn, Logger: slog.Default()}))
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	send := func(request string) *http.Response {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(time.Minute)) // only so a broken server cannot hang the test
+		if _, err := conn.Write([]byte(request)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+
+	stalled := send("POST /api/v3/services HTTP/1.1\r\nHost: svcbridge\r\nAuthorization: Bearer " + token +
+		"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+	if stalled.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("body never finished: %d, want 408", stalled.StatusCode)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a client's stalled body was logged as an error:\n%s", logs.String())
+	}
+
+	big := send(fmt.Sprintf("GET /healthz HTTP/1.1\r\nHost: svcbridge\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", cfg.HTTP.MaxHeaderBytes+8192)))
+	if big.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("headers over HTTP_MAX_HEADER_BYTES: %d, want 431", big.StatusCode)
+	}
+}

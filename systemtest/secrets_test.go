@@ -1,0 +1,102 @@
+package systemtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"svcbridge/store/storetest"
+)
+
+// Secrets planted in the environment of every run below; none may appear
+// in what the binary prints.
+const (
+	plantedPassword = "S3cret"
+	plantedAPIKey   = "planted-temporal-api-key"
+	plantedToken    = "planted-svcbridge-token"
+	plantedClient   = "planted-oidc-client-secret"
+)
+
+var plantedSecrets = []string{
+	"DATABASE_URL=postgres://u:" + plantedPassword + "@h/db",
+	"TEMPORAL_API_KEY=" + plantedAPIKey,
+	"SVCBRIDGE_TOKEN=" + plantedToken,
+	"OIDC_CLIENT_SECRET=" + plantedClient,
+}
+
+// runBinary runs the real binary to its end (at most a minute) with the
+// planted secrets and env, and returns what it printed.
+func runBinary(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Env = append(append(os.Environ(), plantedSecrets...), env...)
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+func assertNoSecret(t *testing.T, what, out string) {
+	t.Helper()
+	for _, secret := range []string{plantedPassword, plantedAPIKey, plantedToken, plantedClient} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s prints the secret %q:\n%s", what, secret, out)
+		}
+	}
+}
+
+// TestHelpShowsNoSecret: --help of every role and CLI verb shows the
+// static defaults, not the environment.
+func TestHelpShowsNoSecret(t *testing.T) {
+	for _, cmd := range []string{"dev", "api", "worker", "migrate", "apply", "get", "describe", "delete", "reconcile", "status", "bench"} {
+		args := strings.Fields(cmd + " --help")
+		out := runBinary(t, nil, args...)
+		if !strings.Contains(out, "Usage:") {
+			t.Errorf("svcbridge %s --help printed no usage:\n%s", cmd, out)
+		}
+		assertNoSecret(t, "svcbridge "+cmd+" --help", out)
+	}
+}
+
+// TestStartupErrorsShowNoSecret: a malformed DATABASE_URL, a database
+// that does not answer and a Temporal that does not answer stop every
+// role with an error naming the problem, without the password or key.
+func TestStartupErrorsShowNoSecret(t *testing.T) {
+	tokens := "AUTH_TOKENS_FILE=" + tokensFile(t)
+	dataDir := "DATA_DIR=" + t.TempDir()
+	malformed := "DATABASE_URL=postgres://u:" + plantedPassword + "@h:notaport/db"
+	closedPort := freePort(t)
+	unreachable := fmt.Sprintf("DATABASE_URL=postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", plantedPassword, closedPort)
+	// A real database (trust authentication ignores the password) and a
+	// Temporal that does not answer: the API key is in play.
+	realDB := strings.Replace(storetest.NewPostgresDB(t), "://postgres@", "://postgres:"+plantedPassword+"@", 1)
+	noTemporal := []string{"DATABASE_URL=" + realDB, fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", closedPort)}
+
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"dev, malformed URL", []string{malformed, dataDir}, []string{"dev"}, "DATABASE_URL"},
+		{"api, malformed URL", []string{malformed, tokens}, []string{"api"}, "DATABASE_URL"},
+		{"worker, malformed URL", []string{malformed}, []string{"worker"}, "DATABASE_URL"},
+		{"migrate, malformed URL", []string{malformed}, []string{"migrate"}, "DATABASE_URL"},
+		{"api, database down", []string{unreachable, tokens}, []string{"api"}, "connect"},
+		{"worker, database down", []string{unreachable}, []string{"worker"}, "connect"},
+		{"migrate, database down", []string{unreachable}, []string{"migrate"}, "connect"},
+		{"api, Temporal down", append(noTemporal, tokens), []string{"api"}, "TEMPORAL_ADDRESS"},
+		{"worker, Temporal down", noTemporal, []string{"worker"}, "TEMPORAL_ADDRESS"},
+	}
+	for _, c := range cases {
+		out := runBinary(t, c.env, c.args...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: output does not mention %s:\n%s", c.name, c.want, out)
+		}
+		assertNoSecret(t, c.name, out)
+	}
+}
