@@ -44,6 +44,10 @@ type Options struct {
 	Logger         *slog.Logger
 	// Ready reports whether Temporal answers, for /readyz.
 	Ready func(context.Context) error
+	// Pollers reports how many workers poll TaskQueue, for /readyz and
+	// pending services (workflows.Client.Pollers); nil skips the check.
+	Pollers   func(context.Context) (int, error)
+	TaskQueue string
 	// Auth authenticates the users of /api/v3 (not the agents' pull API).
 	Auth auth.Authenticator
 }
@@ -51,6 +55,7 @@ type Options struct {
 // Server holds the handlers' dependencies.
 type Server struct {
 	Options
+	pollers pollerCache
 }
 
 // New returns the API's http.Handler.
@@ -87,7 +92,8 @@ func (s *Server) timestamp(c *gin.Context) {
 }
 
 // readyz is ready when the store answers: that is all the API needs to
-// serve. Temporal is reported but does not gate readiness: without it
+// serve. Temporal and whether a worker polls the task queue are reported
+// but do not gate readiness: without it
 // writes still succeed and the workers' resync starts their reconciles
 // later, while taking every API replica out of its load balancer would
 // also stop the agents' pull API.
@@ -104,7 +110,13 @@ func (s *Server) readyz(c *gin.Context) {
 			temporal = "unreachable: " + err.Error()
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "store": "ok", "temporal": temporal})
+	out := gin.H{"status": "ready", "store": "ok", "temporal": temporal}
+	// Reported, not gating, as Temporal is: without a worker the API still
+	// stores changes, and the services say why they stay pending.
+	if check, _, ok := s.workers(ctx); ok {
+		out["worker"] = check
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // Error is an API error in the ioFog envelope {"name", "message"}.
