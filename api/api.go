@@ -48,6 +48,10 @@ type Options struct {
 	Logger         *slog.Logger
 	// Ready reports whether Temporal answers, for /readyz.
 	Ready func(context.Context) error
+	// Pollers reports how many workers poll TaskQueue, for /readyz and
+	// pending services (workflows.Client.Pollers); nil skips the check.
+	Pollers   func(context.Context) (int, error)
+	TaskQueue string
 	// Auth authenticates the users of /api/v3 (not the agents' pull API).
 	Auth auth.Authenticator
 	// Sessions answers ioFog clients' /user/refresh and /user/login.
@@ -58,6 +62,7 @@ type Options struct {
 type Server struct {
 	Options
 	started time.Time // for the status's uptime
+	pollers pollerCache
 }
 
 // New returns the API's http.Handler.
@@ -120,7 +125,8 @@ func (s *Server) timestamp(c *gin.Context) {
 }
 
 // readyz is ready when the store answers: that is all the API needs to
-// serve. Temporal is reported but does not gate readiness: without it
+// serve. Temporal and whether a worker polls the task queue are reported
+// but do not gate readiness: without it
 // writes still succeed and the workers' resync starts their reconciles
 // later, while taking every API replica out of its load balancer would
 // also stop the agents' pull API.
@@ -137,7 +143,13 @@ func (s *Server) readyz(c *gin.Context) {
 			temporal = "unreachable: " + err.Error()
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "store": "ok", "temporal": temporal})
+	out := gin.H{"status": "ready", "store": "ok", "temporal": temporal}
+	// Reported, not gating, as Temporal is: without a worker the API still
+	// stores changes, and the services say why they stay pending.
+	if check, _, ok := s.workers(ctx); ok {
+		out["worker"] = check
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // Error is an API error in the ioFog envelope {"name", "message"}.

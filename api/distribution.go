@@ -49,6 +49,13 @@ type serviceDetail struct {
 	Distribution []distributionEntry `json:"distribution"`
 }
 
+// deletingDetail is GET /services/{name} of a deleting service: where its
+// listeners remain.
+type deletingDetail struct {
+	deletingView
+	Distribution []distributionEntry `json:"distribution"`
+}
+
 // hubAgent returns the agent whose router holds svc's hub listener; nil
 // on a Kubernetes control plane (the hub is the ConfigMap), without a
 // default router, or when that agent has no router.
@@ -76,19 +83,22 @@ func (s *Server) hubAgent(ctx context.Context, tx *store.Tx, svc service.Service
 // current tags select, by agent name.
 func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc service.Service) ([]distributionEntry, error) {
 	by := map[string]*distributionEntry{}
-	selected, err := tx.AgentsSelectedBy(ctx, s.Tags.SelectingAgentTags(svc.Tags))
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range selected {
-		by[a.UUID] = &distributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: true, Reason: a.Tag}
-	}
-	hub, err := s.hubAgent(ctx, tx, svc)
-	if err != nil {
-		return nil, err
-	}
-	if hub != nil && by[hub.UUID] == nil {
-		by[hub.UUID] = &distributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: true, Reason: service.ReasonHub}
+	// A deleted service is wanted nowhere; only the listeners left show.
+	if svc.ProvisioningStatus != service.StatusDeleting {
+		selected, err := tx.AgentsSelectedBy(ctx, s.Tags.SelectingAgentTags(svc.Tags))
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range selected {
+			by[a.UUID] = &distributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: true, Reason: a.Tag}
+		}
+		hub, err := s.hubAgent(ctx, tx, svc)
+		if err != nil {
+			return nil, err
+		}
+		if hub != nil && by[hub.UUID] == nil {
+			by[hub.UUID] = &distributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: true, Reason: service.ReasonHub}
+		}
 	}
 	listening, err := tx.ServiceListeners(ctx, svc.Name)
 	if err != nil {

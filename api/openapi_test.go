@@ -288,7 +288,7 @@ func TestOpenAPIDocumentIsWellFormed(t *testing.T) {
 				}
 			}
 			if ex, ok := v["example"]; ok {
-				if _, isSchema := v["type"]; isSchema || v["allOf"] != nil || v["$ref"] != nil {
+				if _, isSchema := v["type"]; isSchema || v["allOf"] != nil || v["oneOf"] != nil || v["$ref"] != nil {
 					for _, p := range d.conform(v, ex, at+"/example") {
 						bad("%s", p)
 					}
@@ -329,6 +329,23 @@ func (d *oaDoc) check(rawSchema, v any, at string, strict bool, out *[]string) {
 	s := d.deref(rawSchema)
 	if s == nil {
 		bad("unresolvable schema")
+		return
+	}
+	if one, ok := s["oneOf"].([]any); ok {
+		// Exactly one branch must take the value, strictly.
+		var fits int
+		var why []string
+		for _, b := range one {
+			var p []string
+			d.check(b, v, at, strict, &p)
+			if len(p) == 0 {
+				fits++
+			}
+			why = append(why, p...)
+		}
+		if fits != 1 {
+			bad("fits %d of the oneOf branches, want 1: %s", fits, strings.Join(why, "; "))
+		}
 		return
 	}
 	if all, ok := s["allOf"].([]any); ok {

@@ -31,42 +31,109 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 type serviceView struct {
 	service.Service
 	WorkflowID string `json:"workflowId"`
+	// ProvisioningMessage says why a pending or deleting service waits,
+	// when the API knows: no worker polls the task queue.
+	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
 }
 
-func view(svc service.Service) serviceView {
-	return serviceView{Service: svc, WorkflowID: workflows.ServiceWorkflowID(svc.Name)}
+// views shows svcs; those that wait for a worker carry the worker note.
+// Temporal is asked (through the cache) only when one waits.
+func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceView {
+	waits := func(svc service.Service) bool {
+		return svc.ProvisioningStatus == service.StatusPending || svc.ProvisioningStatus == service.StatusDeleting
+	}
+	note := ""
+	if slices.ContainsFunc(svcs, waits) {
+		_, note, _ = s.workers(ctx)
+	}
+	out := make([]serviceView, len(svcs))
+	for i, svc := range svcs {
+		out[i] = serviceView{Service: svc, WorkflowID: workflows.ServiceWorkflowID(svc.Name)}
+		if waits(svc) {
+			out[i].ProvisioningMessage = note
+		}
+	}
+	return out
+}
+
+// deleting is a deleted service whose objects remain on routers: only
+// its name and status are known.
+func deleting(name string) service.Service {
+	return service.Service{Spec: service.Spec{Name: name, Tags: []string{}}, ProvisioningStatus: service.StatusDeleting}
+}
+
+// deletingView is how a deleting service is shown: no spec is left.
+type deletingView struct {
+	Name                string `json:"name"`
+	ProvisioningStatus  string `json:"provisioningStatus"`
+	WorkflowID          string `json:"workflowId"`
+	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
+}
+
+// shown is v as the API answers it: a deletingView for a deleting
+// service, else v.
+func shown(v serviceView) any {
+	if v.ProvisioningStatus != service.StatusDeleting {
+		return v
+	}
+	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, WorkflowID: v.WorkflowID, ProvisioningMessage: v.ProvisioningMessage}
 }
 
 func serviceNotFound(name string) *Error {
 	return notFound("Service with name %s not found", name)
 }
 
+// listServices lists the services, and the deleted ones still being
+// removed, by name.
 func (s *Server) listServices(c *gin.Context) {
+	ctx := c.Request.Context()
 	var svcs []service.Service
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
-		svcs, err = tx.ListServices(c.Request.Context())
+		if svcs, err = tx.ListServices(ctx); err != nil {
+			return err
+		}
+		gone, err := tx.DeletingServices(ctx)
+		for _, name := range gone {
+			svcs = append(svcs, deleting(name))
+		}
 		return err
 	})
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	out := make([]serviceView, len(svcs))
-	for i, svc := range svcs {
-		out[i] = view(svc)
+	slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
+	views := s.views(ctx, svcs...)
+	out := make([]any, len(views))
+	for i, v := range views {
+		out[i] = shown(v)
 	}
 	c.JSON(http.StatusOK, out)
 }
 
+// lookupService returns a service, or a deleted one whose objects remain
+// (status deleting); ErrNotFound when neither.
+func lookupService(ctx context.Context, tx *store.Tx, name string) (service.Service, error) {
+	svc, err := tx.GetService(ctx, name)
+	if !errors.Is(err, store.ErrNotFound) {
+		return svc, err
+	}
+	if gone, derr := tx.ServiceDeleting(ctx, name); derr != nil || gone {
+		return deleting(name), derr
+	}
+	return svc, err
+}
+
 func (s *Server) getService(c *gin.Context) {
+	ctx := c.Request.Context()
 	name := c.Param("name")
 	var svc service.Service
 	var dist []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
-		if svc, err = tx.GetService(c.Request.Context(), name); err != nil {
+		if svc, err = lookupService(ctx, tx, name); err != nil {
 			return err
 		}
-		dist, err = s.serviceDistribution(c.Request.Context(), tx, svc)
+		dist, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -76,7 +143,12 @@ func (s *Server) getService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, serviceDetail{serviceView: view(svc), Distribution: dist})
+	v := s.views(ctx, svc)[0]
+	if svc.ProvisioningStatus == service.StatusDeleting {
+		c.JSON(http.StatusOK, deletingDetail{deletingView: shown(v).(deletingView), Distribution: dist})
+		return
+	}
+	c.JSON(http.StatusOK, serviceDetail{serviceView: v, Distribution: dist})
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {
@@ -145,7 +217,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
-	c.JSON(http.StatusCreated, view(svc))
+	c.JSON(http.StatusCreated, s.views(ctx, svc)[0])
 }
 
 // applyControlPlane sets what the remote control plane assigns: the
@@ -253,13 +325,14 @@ func (s *Server) deleteService(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// reconcileService asks for a reconcile now. Unlike the triggers after a
-// write, a failure to reach Temporal is the answer here.
+// reconcileService asks for a reconcile now, of a deleting service too
+// (its removal retries). Unlike the triggers after a write, a failure to
+// reach Temporal is the answer here.
 func (s *Server) reconcileService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	err := s.inTx(c, func(tx *store.Tx) error {
-		_, err := tx.GetService(ctx, name)
+		_, err := lookupService(ctx, tx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {

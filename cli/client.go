@@ -103,6 +103,9 @@ type Service struct {
 	// servers do, on GET /services/{name}).
 	HasDistribution bool            `json:"-"`
 	Raw             json.RawMessage `json:"-"`
+
+	// ProvisioningMessage says why a pending service waits (no worker).
+	ProvisioningMessage string `json:"provisioningMessage"`
 }
 
 // Settled reports whether the last finished reconcile is of the latest
@@ -495,6 +498,21 @@ func (c *Client) PatchMicroservice(ctx context.Context, uuid string, fields map[
 func (c *Client) Healthz(ctx context.Context) error {
 	_, _, err := c.do(ctx, http.MethodGet, "/healthz", "", nil)
 	return err
+}
+
+// Readiness is the server's /readyz answer; Worker says whether a worker
+// polls the task queue ("" from servers that do not report it).
+type Readiness struct {
+	Status   string `json:"status"`
+	Temporal string `json:"temporal"`
+	Worker   string `json:"worker"`
+}
+
+// Readyz reads the server's readiness report.
+func (c *Client) Readyz(ctx context.Context) (Readiness, error) {
+	var r Readiness
+	_, err := c.getJSON(ctx, "/readyz", &r)
+	return r, err
 }
 
 // AgentService is one service of GET /agents/{x}/services: what the

@@ -167,6 +167,9 @@ func (d describer) service(ctx context.Context, name string) error {
 	}
 	d.field("Status", st)
 	d.field("Error", s.ErrorText())
+	if s.ProvisioningMessage != "" {
+		d.field("Waiting", s.ProvisioningMessage)
+	}
 	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))
 	d.field("Updated", fmt.Sprintf("%s (%s ago)", s.UpdatedAt.Local().Format(time.RFC3339), age(s.UpdatedAt, now)))

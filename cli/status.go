@@ -17,6 +17,9 @@ import (
 type statusView struct {
 	Services []statusService `json:"services"`
 	Agents   []statusAgent   `json:"agents"`
+	// Worker is the server's word on the workers when it is not "ok":
+	// "no worker is polling task queue X" explains services left pending.
+	Worker string `json:"worker,omitempty"`
 }
 
 type statusService struct {
@@ -56,7 +59,9 @@ endpoint, as 'juju status' shows exposure: a LoadBalancer's
 spec.kubernetes.loadBalancerSourceRanges ("any" without them), "any" for a
 NodePort, "cluster" for a ClusterIP.
 
-Failed services are listed again below the tables with their provisioningError.
+Failed services are listed again below the tables with their provisioningError,
+and when no worker polls the task queue (so services stay pending) a last line
+says so.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge status
   svcbridge status -o yaml`,
@@ -98,6 +103,10 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	inv, err := loadInventory(ctx, c, true)
 	if err != nil {
 		return v, err
+	}
+	// Best effort: an older server does not report its workers.
+	if r, err := c.Readyz(ctx); err == nil && r.Worker != "ok" {
+		v.Worker = r.Worker
 	}
 	for _, s := range svcs {
 		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: inv.backend(s),
@@ -190,6 +199,9 @@ func printStatus(w io.Writer, v statusView) error {
 		for _, s := range failed {
 			fmt.Fprintf(w, "service %s failed: %s\n", s.Name, s.Error)
 		}
+	}
+	if v.Worker != "" {
+		fmt.Fprintf(w, "\nworkers: %s\n", v.Worker)
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ var (
 	// returnedFields are what GET /services/{name} answers beyond the
 	// spec (api adds workflowId and distribution): accepted and ignored,
 	// so a GET answer can be sent back.
-	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
+	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError", "provisioningMessage",
 		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "distribution"}
 	// defaultBridgePort is the ioFog Go SDK's name of defaultBridge in its
 	// update request.

@@ -27,6 +27,9 @@ const (
 	StatusPending = "pending"
 	StatusReady   = "ready"
 	StatusFailed  = "failed"
+	// StatusDeleting is shown, never stored: a deleted service whose
+	// objects are still being removed.
+	StatusDeleting = "deleting"
 )
 
 // Control planes.

@@ -228,14 +228,39 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, statu
 	return n > 0, err
 }
 
+// deletingNames selects names that still have router entries but no row:
+// deleted services whose objects a reconcile has not removed yet.
+const deletingNames = `SELECT DISTINCT e.service_name FROM router_entries e
+	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = e.service_name)`
+
 // UnsettledServices names services whose latest generation no reconcile
 // has finished, and names that still have router entries but no row: the
 // work a lost signal would otherwise leave undone.
 func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]string, error) {
 	var names []string
 	err := t.sel(ctx, &names, `SELECT name FROM services WHERE generation <> observed_generation AND updated_at < ?
-		UNION
-		SELECT DISTINCT e.service_name FROM router_entries e WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = e.service_name)
-		ORDER BY 1`, olderThan)
+		UNION `+deletingNames+` ORDER BY 1`, olderThan)
 	return names, err
+}
+
+// FailedServices names the services whose last reconcile failed.
+func (t *Tx) FailedServices(ctx context.Context) ([]string, error) {
+	var names []string
+	err := t.sel(ctx, &names, `SELECT name FROM services WHERE provisioning_status = ? ORDER BY 1`, service.StatusFailed)
+	return names, err
+}
+
+// DeletingServices names the deleted services whose router entries remain.
+func (t *Tx) DeletingServices(ctx context.Context) ([]string, error) {
+	var names []string
+	err := t.sel(ctx, &names, deletingNames)
+	return names, err
+}
+
+// ServiceDeleting reports whether name is a deleted service whose router
+// entries remain.
+func (t *Tx) ServiceDeleting(ctx context.Context, name string) (bool, error) {
+	var names []string
+	err := t.sel(ctx, &names, deletingNames+` AND e.service_name = ?`, name)
+	return len(names) > 0, err
 }

@@ -140,7 +140,8 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 func (s *system) serveAPI() {
 	t := s.t
 	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, ControlPlane: s.plane,
-		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth()})
+		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth(),
+		Pollers: s.wf.Pollers, TaskQueue: taskQueue})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL

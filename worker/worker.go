@@ -72,10 +72,5 @@ func ResyncOnce(ctx context.Context, st *store.Store, wf workflows.Client, grace
 			return err
 		}
 	}
-	for _, n := range names {
-		if err := wf.ServiceChanged(ctx, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return signalAll(ctx, wf, names)
 }

@@ -189,6 +189,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 		Store: p.store, Reconciler: p.workflowsClient(), ControlPlane: p.cfg.ControlPlane,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
+		Pollers: p.workflowsClient().Pollers, TaskQueue: p.cfg.TaskQueue,
 		Ready: func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
 		Auth:  u.authn, Sessions: u.sessions,
 	})
@@ -230,6 +231,11 @@ func (p parts) runWorker(ctx context.Context) error {
 	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
+	probes := []worker.Probe{worker.StoreProbe(p.store)}
+	if acts.Kube != nil {
+		probes = append(probes, worker.KubeProbe(acts.Kube))
+	}
+	go worker.Watch(ctx, p.store, p.workflowsClient(), worker.WatchInterval, probes, p.log)
 	worker.Resync(ctx, p.store, p.workflowsClient(), p.cfg.ResyncInterval, p.cfg.ResyncInterval, p.log)
 	w.Stop()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {

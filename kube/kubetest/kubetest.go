@@ -19,12 +19,13 @@ import (
 )
 
 var env struct {
-	once sync.Once
-	env  *envtest.Environment
-	cfg  *rest.Config
-	cs   kubernetes.Interface
-	skip string // why the tests skip
-	err  error  // the control plane did not start
+	once  sync.Once
+	env   *envtest.Environment
+	cfg   *rest.Config
+	cs    kubernetes.Interface
+	skip  string // why the tests skip
+	err   error  // the control plane did not start
+	certs string // the kube-apiserver's certificate directory
 }
 
 // AssetsDir is where kube-apiserver and etcd are looked for:
@@ -57,9 +58,19 @@ func start() {
 		ControlPlaneStartTimeout: 90 * time.Second, // 2 shared cores under a parallel go test ./...
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
-	e.ControlPlane.GetAPIServer().Configure().
+	apiserver := e.ControlPlane.GetAPIServer()
+	apiserver.Configure().
 		Set("advertise-address", "127.0.0.1").
 		Set("endpoint-reconciler-type", "none")
+	// A certificate directory of our own survives APIServer.Stop (envtest
+	// removes one it made), so StartAPIServer serves the same
+	// certificates on the same port and existing clients reconnect.
+	certs, err := os.MkdirTemp("", "svcbridge-apiserver-")
+	if err != nil {
+		env.err = err
+		return
+	}
+	apiserver.CertDir, env.certs = certs, certs
 	cfg, err := e.Start()
 	if err != nil {
 		env.err = fmt.Errorf("start kube-apiserver and etcd from %s: %w", dir, err)
@@ -109,6 +120,27 @@ func Stop() {
 		if err := env.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop envtest:", err)
 		}
+	}
+	if env.certs != "" {
+		os.RemoveAll(env.certs)
+	}
+}
+
+// StopAPIServer stops the kube-apiserver (etcd keeps running), as an
+// outage of the Kubernetes API; StartAPIServer brings the same one back.
+func StopAPIServer(t testing.TB) {
+	need(t)
+	if err := env.env.ControlPlane.GetAPIServer().Stop(); err != nil {
+		t.Fatalf("stop kube-apiserver: %v", err)
+	}
+}
+
+// StartAPIServer starts the kube-apiserver StopAPIServer stopped, on the
+// same address and etcd, and returns once it is healthy.
+func StartAPIServer(t testing.TB) {
+	need(t)
+	if err := env.env.ControlPlane.GetAPIServer().Start(); err != nil {
+		t.Fatalf("restart kube-apiserver: %v", err)
 	}
 }
 
