@@ -12,7 +12,6 @@ import (
 	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/workflows"
 )
 
 func (s *Server) serviceRoutes(g *gin.RouterGroup) {
@@ -33,8 +32,8 @@ type serviceView struct {
 	WorkflowID string `json:"workflowId"`
 }
 
-func view(svc service.Service) serviceView {
-	return serviceView{Service: svc, WorkflowID: workflows.ServiceWorkflowID(svc.Name)}
+func (s *Server) view(svc service.Service) serviceView {
+	return serviceView{Service: svc, WorkflowID: s.IDs.Service(svc.Name)}
 }
 
 func serviceNotFound(name string) *Error {
@@ -53,7 +52,7 @@ func (s *Server) listServices(c *gin.Context) {
 	}
 	out := make([]serviceView, len(svcs))
 	for i, svc := range svcs {
-		out[i] = view(svc)
+		out[i] = s.view(svc)
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -76,7 +75,7 @@ func (s *Server) getService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, serviceDetail{serviceView: view(svc), Distribution: dist})
+	c.JSON(http.StatusOK, serviceDetail{serviceView: s.view(svc), Distribution: dist})
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {
@@ -145,7 +144,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
-	c.JSON(http.StatusCreated, view(svc))
+	c.JSON(http.StatusCreated, s.view(svc))
 }
 
 // applyControlPlane sets what the remote control plane assigns: the
@@ -274,7 +273,7 @@ func (s *Server) reconcileService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": workflows.ServiceWorkflowID(name)})
+	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": s.IDs.Service(name)})
 }
 
 // resolve checks a spec against the inventory at request time and rewrites
