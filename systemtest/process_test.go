@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/store/storetest"
-	"svcbridge/workflows"
 )
 
 var (

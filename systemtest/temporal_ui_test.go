@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,15 +26,22 @@ import (
 // and the retry.
 
 // failingService sets up what the README walkthrough shows: a service
-// whose backend runs on an agent without a router (routerMode none). It
-// returns the message provisioningError carries.
+// whose backend's agent loses its router (routerMode none). It returns the
+// message provisioningError carries; fixService gives the router back.
 func failingService(s *system) string {
 	s.t.Helper()
-	s.agent(map[string]any{"name": "fog-a", "routerMode": "none", "upstreamRouters": []string{"hub"}})
+	s.agent(map[string]any{"name": "fog-a", "routerMode": "edge", "upstreamRouters": []string{"hub"}})
 	s.microservice(map[string]any{"uuid": checkoutUUID, "application": "orders", "name": "checkout", "agent": "fog-a"})
 	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 		"name": "checkout", "type": "microservice", "resource": "orders/checkout", "targetPort": 8080}, nil)
+	s.waitStatus("checkout", "ready")
+	s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "none", "upstreamRouters": []string{}}, nil)
 	return *s.waitStatus("checkout", "failed").ProvisioningError
+}
+
+func fixService(s *system) {
+	s.t.Helper()
+	s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "edge", "upstreamRouters": []string{"hub"}}, nil)
 }
 
 // listIDs lists the workflow IDs a visibility query finds.
@@ -91,7 +99,7 @@ func TestFailedServiceInTemporalVisibility(t *testing.T) {
 
 	// Retry: fix the cause, ask for a reconcile; the history shows the
 	// signal and the list shows it ready.
-	s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "edge"}, nil)
+	fixService(s)
 	s.must(http.StatusAccepted, "POST", "/api/v3/services/checkout/reconcile", nil, nil)
 	s.waitStatus("checkout", "ready")
 	s.waitListed(`ProvisioningStatus="ready" AND ServiceName="checkout"`, id)
@@ -123,12 +131,10 @@ func captureHistories(s *system) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	for file, id := range map[string]string{
-		"service.json":     s.wf.Service("checkout"),
-		"agent-queue.json": s.wf.AgentQueue(),
-		"agent-batch.json": s.wf.AgentQueue() + "/batch-0",
-		"drift.json":       drift.GetID(),
-	} {
+	// The file name is the workflow ID (path-escaped), which the replay
+	// needs: the agent queue names its children after its own ID.
+	for _, id := range []string{s.wf.Service("checkout"), s.wf.AgentQueue(), s.wf.AgentQueue() + "/batch-0", drift.GetID()} {
+		file := url.PathEscape(id) + ".json"
 		var h historypb.History
 		iter := s.temporal.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for iter.HasNext() {

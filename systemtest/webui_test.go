@@ -3,7 +3,6 @@ package systemtest
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -50,8 +49,10 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 		t.Helper()
 		var text string
 		for {
-			err := chromedp.Run(ctx, chromedp.Navigate(page), chromedp.WaitReady("body"), chromedp.Sleep(2*time.Second),
-				chromedp.Text("body", &text, chromedp.ByQuery))
+			err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("body")), chromedp.Sleep(2*time.Second))
+			if err == nil {
+				text, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+			}
 			if err == nil && strings.Contains(text, want) {
 				break
 			}
@@ -59,8 +60,8 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 				t.Fatalf("%s never showed %q: %v; it showed:\n%s", page, want, err, text)
 			}
 		}
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 90)); err != nil {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(shots, shot)
@@ -79,13 +80,13 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 	waitText(page, reason, "2-failure-on-workflow-page.png")
 
 	// Retry: fix the cause, then signal reconcile from the UI.
-	s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"routerMode": "edge"}, nil)
+	fixService(s)
 	before := s.signalCount(id)
-	err := chromedp.Run(ctx,
-		chromedp.Click(`button[aria-controls="workflow-actions"]`, chromedp.ByQuery),
-		chromedp.Click(`[data-testid="signal-button"]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#signal-name`, "reconcile", chromedp.ByID),
-		chromedp.Click(`dialog[open] [data-testid="confirm-modal-button"]`, chromedp.ByQuery),
+	err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`button[aria-controls="workflow-actions"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="signal-button"]`)),
+		chromedp.SendKeys(chromedp.ID("signal-name"), "reconcile"),
+		chromedp.Click(chromedp.CSS(`dialog[open] [data-testid="confirm-modal-button"]`)),
 	)
 	if err != nil {
 		t.Fatalf("sending the signal from the UI: %v", err)
