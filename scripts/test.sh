@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Runs svcbridge's whole test suite on real parts: PostgreSQL (started, or
-# installed with apt when missing), the in-process Temporal server, SQLite,
-# chromium for the Web UI test (installed with apt when missing).
+# installed with apt when missing), the in-process Temporal server, SQLite.
 # Usage: scripts/test.sh            (everything, as CI runs it)
 #        FUZZTIME=0 scripts/test.sh (skip the bounded fuzzing)
 set -euo pipefail
@@ -33,15 +32,7 @@ ensure_postgres() {
   exit 1
 }
 
-# Debian's chromium for the Web UI test (systemtest/webui_test.go).
-ensure_chromium() {
-  if command -v chromium >/dev/null 2>&1; then return; fi
-  echo "== installing chromium (apt)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-}
-
 ensure_postgres
-ensure_chromium
 
 # A real kube-apiserver and etcd for the Kubernetes tests (built once per
 # machine from the Go module proxy, cached outside the repo).

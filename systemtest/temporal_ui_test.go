@@ -155,6 +155,23 @@ func captureHistories(s *system) {
 	}
 }
 
+// signalCount counts the reconcile signals in a workflow's history.
+func (s *system) signalCount(id string) int {
+	s.t.Helper()
+	n := 0
+	iter := s.temporal.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == "reconcile" {
+			n++
+		}
+	}
+	return n
+}
+
 // Two installations with their own prefix and task queue share one
 // namespace: the same service name converges in both.
 func TestTwoInstallationsShareANamespace(t *testing.T) {
