@@ -4,6 +4,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sort"
@@ -158,13 +159,21 @@ func (a *Activities) ReconcileAgents(ctx context.Context, uuids []string) error 
 	return nil
 }
 
+// agentResult is what reconcileAgent did to one agent's router.
+type agentResult struct {
+	Name string
+	// Services are those the router holds a listener or connector of.
+	Services []string
+	// Changes are what changed in the document (nil when nothing).
+	Changes []string
+}
+
 // reconcileAgent holds the agent's router row lock (the hub lock) while it
 // reads the services and rewrites the config, so concurrent reconciles of
 // one router queue and the last one sees everything committed before it.
-// It returns what it changed in the document (nil when nothing).
-func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (changes []string, err error) {
+func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (res agentResult, err error) {
 	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
-		changes = nil
+		res = agentResult{}
 		cfg, err := tx.LockRouterConfig(ctx, uuid)
 		if errors.Is(err, store.ErrNotFound) {
 			// No router (routerMode none) or no agent: nothing to hold.
@@ -177,6 +186,7 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (changes [
 		if err != nil {
 			return err
 		}
+		res.Name = agent.Name
 		hub := a.ControlPlane != service.ControlPlaneKubernetes
 		tokens, all := a.Tags.AgentTokens(agent.Tags)
 		listeners, err := tx.ListenerServices(ctx, uuid, agent.DefaultRouter, tokens, all, hub)
@@ -199,15 +209,16 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (changes [
 		}
 		plan, err := service.PlanRouter(cfg, listeners, connectors, owned)
 		if err != nil {
-			// A config that is not JSON is not ours to guess at.
-			return temporal.NewNonRetryableApplicationError("agent "+agent.Name+": "+err.Error(), ErrInvalid, err)
+			// A config that is not JSON is not ours to guess at; retried, as
+			// someone may fix it.
+			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), ErrInvalid, err)
 		}
 		if plan.Changed {
 			if err := tx.WriteRouterConfig(ctx, uuid, plan.Config); err != nil {
 				return err
 			}
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
-			changes = describe(plan)
+			res.Changes = describe(plan)
 		}
 		var want []store.Entry
 		changed := map[store.Entry]bool{}
@@ -216,11 +227,12 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (changes [
 				e := store.Entry{Agent: uuid, Kind: kind, Service: n}
 				want = append(want, e)
 				changed[e] = plan.Rewritten[kind+"/"+n]
+				res.Services = append(res.Services, n)
 			}
 		}
 		return tx.SetAgentEntries(ctx, uuid, want, changed)
 	})
-	return changes, err
+	return res, err
 }
 
 // describe lists a plan's changes: objects written or rewritten, objects
@@ -241,8 +253,9 @@ func describe(plan service.RouterPlan) []string {
 }
 
 // FinishService records the outcome of a reconcile: ready when the
-// connector and the hub listener are in place, else failed with the reason.
-func (a *Activities) FinishService(ctx context.Context, f Finish) error {
+// connector and the hub listener are in place, else failed with the reason,
+// which it returns.
+func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error) {
 	var since time.Time
 	var recorded bool
 	msg := f.Error
@@ -270,18 +283,18 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) error {
 		return err
 	})
 	if err != nil || !recorded {
-		return err
+		return "", err // not recorded: a newer generation's pass follows
 	}
 	log := activity.GetLogger(ctx)
 	if msg != "" {
 		metrics.Reconciles.WithLabelValues(service.StatusFailed).Inc()
 		log.Warn("service reconcile failed", "service", f.Service, "generation", f.Generation, "reason", msg)
-		return nil
+		return msg, nil
 	}
 	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
 	metrics.ReadyLatency.Observe(time.Since(since).Seconds())
 	log.Info("service ready", "service", f.Service, "generation", f.Generation)
-	return nil
+	return "", nil
 }
 
 // missingObjects checks the recorded entries rather than trusting the plan.
@@ -312,37 +325,71 @@ func (a *Activities) QueueAgents(ctx context.Context, uuids []string) error {
 // DrainParallel is how many agents one DrainAgents reconciles at once.
 const DrainParallel = 4
 
+// AgentBatch is what one DrainAgents did, as the Web UI shows it.
+type AgentBatch struct {
+	Claimed int
+	// Names are the first few reconciled agents' names.
+	Names []string
+	// Services counts the distinct services on the routers reconciled.
+	Services int
+	// Failed are "agent: reason" of the agents whose write failed; they
+	// keep their mark and are claimed again when their lease ends.
+	Failed []string
+}
+
+// batchNames is how many agent names an AgentBatch keeps.
+const batchNames = 3
+
 // DrainAgents claims up to limit queued agents, reconciles their routers,
-// and clears the marks of those it reconciled; it returns how many it
-// claimed. A failed agent keeps its mark and is claimed again when its
-// lease ends.
-func (a *Activities) DrainAgents(ctx context.Context, limit int) (int, error) {
+// and clears the marks of those it reconciled.
+func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, error) {
 	var claimed []store.QueuedAgent
 	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
 		claimed, err = tx.ClaimQueuedAgents(ctx, limit, 2*time.Minute)
 		return err
 	})
 	if err != nil || len(claimed) == 0 {
-		return 0, err
+		return AgentBatch{}, err
 	}
 	var mu sync.Mutex
 	var done []store.QueuedAgent
+	names := make([]string, len(claimed))
+	services := map[string]bool{}
+	failed := make([]string, len(claimed))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(DrainParallel)
-	for _, q := range claimed {
+	for i, q := range claimed {
 		g.Go(func() error {
-			if _, err := a.reconcileAgent(gctx, q.Agent); err != nil {
+			res, err := a.reconcileAgent(gctx, q.Agent)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
 				activity.GetLogger(ctx).Warn("agent reconcile failed; retried when its lease ends", "agent", q.Agent, "error", err)
+				failed[i] = q.Agent + ": " + Reason(err)
 				return nil
 			}
-			mu.Lock()
+			names[i] = cmp.Or(res.Name, q.Agent)
+			for _, s := range res.Services {
+				services[s] = true
+			}
 			done = append(done, q)
-			n := len(done)
-			mu.Unlock()
-			activity.RecordHeartbeat(ctx, n)
+			activity.RecordHeartbeat(ctx, len(done))
 			return nil
 		})
 	}
 	g.Wait()
-	return len(claimed), a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DoneQueuedAgents(ctx, done) })
+	batch := AgentBatch{Claimed: len(claimed), Services: len(services),
+		Names: firstN(names, batchNames), Failed: firstN(failed, len(failed))}
+	return batch, a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DoneQueuedAgents(ctx, done) })
+}
+
+// firstN returns the first n non-empty strings of list.
+func firstN(list []string, n int) []string {
+	var out []string
+	for _, s := range list {
+		if s != "" && len(out) < n {
+			out = append(out, s)
+		}
+	}
+	return out
 }

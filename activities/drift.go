@@ -29,11 +29,11 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 	}
 	log := activity.GetLogger(ctx)
 	for i, u := range uuids {
-		changes, err := a.reconcileAgent(ctx, u)
+		res, err := a.reconcileAgent(ctx, u)
 		if err != nil {
 			return "", err
 		}
-		if changes != nil {
+		if changes := res.Changes; changes != nil {
 			metrics.Repairs.WithLabelValues("agent").Inc()
 			log.Warn("repaired a router config changed outside svcbridge", "agent", u, "changes", changes)
 		}

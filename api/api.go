@@ -24,6 +24,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/workflows"
 )
 
 // MaxBody bounds every request body (JSON and multipart alike).
@@ -38,8 +39,10 @@ type Reconciler interface {
 
 // Options configure the API.
 type Options struct {
-	Store        *store.Store
-	Reconciler   Reconciler
+	Store      *store.Store
+	Reconciler Reconciler
+	// IDs names the workflows, for the workflowId the API shows.
+	IDs          workflows.IDs
 	ControlPlane string
 	BridgePorts  store.PortRange
 	// BridgePortsRaw is the range as configured, for error messages.

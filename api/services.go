@@ -12,7 +12,6 @@ import (
 	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/workflows"
 )
 
 func (s *Server) serviceRoutes(g *gin.RouterGroup) {
@@ -48,7 +47,7 @@ func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceVi
 	}
 	out := make([]serviceView, len(svcs))
 	for i, svc := range svcs {
-		out[i] = serviceView{Service: svc, WorkflowID: workflows.ServiceWorkflowID(svc.Name)}
+		out[i] = serviceView{Service: svc, WorkflowID: s.IDs.Service(svc.Name)}
 		if waits(svc) {
 			out[i].ProvisioningMessage = note
 		}
@@ -347,7 +346,7 @@ func (s *Server) reconcileService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": workflows.ServiceWorkflowID(name)})
+	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": s.IDs.Service(name)})
 }
 
 // resolve checks a spec against the inventory at request time and rewrites

@@ -21,7 +21,6 @@ import (
 	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/workflows"
 )
 
 const servicesPath = "/api/v3/services"
@@ -193,10 +192,10 @@ func wantSpec(t *testing.T, got serviceJSON, want serviceJSON) {
 func wantPending(t *testing.T, s serviceJSON, generation, observed int64) {
 	t.Helper()
 	if s.ProvisioningStatus != service.StatusPending || s.ProvisioningError != nil ||
-		s.Generation != generation || s.ObservedGeneration != observed || s.WorkflowID != workflows.ServiceWorkflowID(s.Name) {
+		s.Generation != generation || s.ObservedGeneration != observed || s.WorkflowID != testIDs.Service(s.Name) {
 		t.Fatalf("service %s: status %q error %v generation %d/%d workflow %q; want pending, no error, generation %d/%d, workflow %q",
 			s.Name, s.ProvisioningStatus, deref(s.ProvisioningError), s.Generation, s.ObservedGeneration, s.WorkflowID,
-			generation, observed, workflows.ServiceWorkflowID(s.Name))
+			generation, observed, testIDs.Service(s.Name))
 	}
 }
 
@@ -1059,7 +1058,7 @@ func TestServiceReconcile(t *testing.T) {
 		before := snapshot(t, p.st)
 
 		r := p.remote.Do(http.MethodPost, servicesPath+"/vendor/reconcile", nil).Want(http.StatusAccepted)
-		if got, want := r.Map(), map[string]any{"name": "vendor", "workflowId": workflows.ServiceWorkflowID("vendor")}; !reflect.DeepEqual(got, want) {
+		if got, want := r.Map(), map[string]any{"name": "vendor", "workflowId": testIDs.Service("vendor")}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("reconcile answered %v, want %v", got, want)
 		}
 		if got := p.rec.Services(); !slices.Equal(got, []string{"vendor"}) {

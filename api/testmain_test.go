@@ -23,6 +23,7 @@ import (
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
+	"svcbridge/workflows"
 )
 
 // forEachDialect runs f as a parallel subtest per store dialect.
@@ -117,6 +118,9 @@ type testAPI struct {
 
 // Test users' tokens, one per role; requests carry the admin's unless they
 // set Authorization themselves.
+// testIDs is the installation whose workflow IDs the API shows.
+var testIDs = workflows.IDs{Prefix: "test/"}
+
 var testTokens = map[auth.Role]string{
 	auth.Admin: "test-admin-token-0001", auth.SRE: "test-sre-token-00001",
 	auth.Developer: "test-developer-token", auth.Viewer: "test-viewer-token-01",
@@ -144,6 +148,7 @@ func newTestAPI(t testing.TB, dialect string, opts ...func(*Options)) (*testAPI,
 	o := Options{
 		Store:          st,
 		Reconciler:     rec,
+		IDs:            testIDs,
 		ControlPlane:   service.ControlPlaneRemote,
 		BridgePorts:    store.PortRange{First: 10024, Last: 65535},
 		BridgePortsRaw: "10024-65535",

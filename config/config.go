@@ -30,6 +30,7 @@ type Config struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
+	WorkflowIDPrefix  string
 	TemporalTLS       TemporalTLS
 	BridgePorts       store.PortRange
 	BridgePortsRaw    string
@@ -101,6 +102,7 @@ var Settings = []Setting{
 	{"temporal-tls", "TEMPORAL_TLS", "false", "api, worker: use TLS to Temporal without a client certificate (true with an API key or TLS settings)"},
 	{"temporal-api-key", "TEMPORAL_API_KEY", "", "api, worker: API key for Temporal Cloud or a cluster that takes them (implies TLS)"},
 	{"task-queue", "TASK_QUEUE", "svcbridge", "Temporal task queue of the workflows"},
+	{"workflow-id-prefix", "WORKFLOW_ID_PREFIX", "svcbridge/", "start of every workflow and schedule ID; installations sharing a namespace need their own (and their own TASK_QUEUE)"},
 	{"bridge-ports-range", "BRIDGE_PORTS_RANGE", "10024-65535", "inclusive range bridgePorts are taken from, first free first"},
 	{"service-annotation-tag", "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag", "prefix of agent tags that select services"},
 	{"resync-interval", "RESYNC_INTERVAL", "30s", "worker: how often unsettled services are picked up again (a Go duration)"},
@@ -205,6 +207,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, bad("temporal-tls-cert", "TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
 	}
 	c.TaskQueue = get("task-queue")
+	c.WorkflowIDPrefix = get("workflow-id-prefix")
 	if c.TaskQueue == "" {
 		return c, bad("task-queue", "TASK_QUEUE", "must not be empty")
 	}

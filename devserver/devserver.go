@@ -58,6 +58,9 @@ const (
 	// serviceNameAttr is the Keyword search attribute svcbridge sets on its
 	// workflows so that the Web UI can filter them by service.
 	serviceNameAttr = "ServiceName"
+	// statusAttr carries a service's provisioning status, so that the Web
+	// UI lists failed services with ProvisioningStatus="failed".
+	statusAttr = "ProvisioningStatus"
 
 	// readyTimeout bounds the wait for the frontend (and UI) to answer; a
 	// cold start on a small shared machine can take several seconds.
@@ -276,8 +279,7 @@ func prepareSQLite(o Options) (*config.SQL, error) {
 		}
 	}
 
-	ns, err := sqliteschema.NewNamespaceConfig(clusterName, o.Namespace, false,
-		map[string]enumspb.IndexedValueType{serviceNameAttr: enumspb.INDEXED_VALUE_TYPE_KEYWORD})
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, o.Namespace, false, searchAttrs())
 	if err != nil {
 		return nil, fmt.Errorf("devserver: namespace config: %w", err)
 	}
@@ -374,9 +376,18 @@ func dynamicConfig() dynamicconfig.StaticClient {
 	}
 }
 
+// searchAttrs are the Keyword attributes svcbridge's workflows set.
+func searchAttrs() map[string]enumspb.IndexedValueType {
+	return map[string]enumspb.IndexedValueType{
+		serviceNameAttr: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		statusAttr:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	}
+}
+
 // waitFrontendAndEnsureAttrs waits until the frontend answers, then makes
-// sure the namespace has the ServiceName attribute: a namespace created by
-// an older DataDir may predate it, and CreateNamespaces never updates one.
+// sure the namespace has svcbridge's search attributes: a namespace created
+// by an older DataDir may predate them, and CreateNamespaces never updates
+// one.
 func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string, logger *slog.Logger) error {
 	var c client.Client
 	var lastErr error
@@ -411,16 +422,19 @@ func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string,
 	if err != nil {
 		return fmt.Errorf("devserver: listing search attributes: %w", err)
 	}
-	if _, ok := resp.GetCustomAttributes()[serviceNameAttr]; ok {
+	missing := searchAttrs()
+	for name := range resp.GetCustomAttributes() {
+		delete(missing, name)
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	_, err = ops.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: map[string]enumspb.IndexedValueType{serviceNameAttr: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+		Namespace: namespace, SearchAttributes: missing,
 	})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("devserver: adding search attribute %s: %w", serviceNameAttr, err)
+		return fmt.Errorf("devserver: adding search attributes: %w", err)
 	}
 	return nil
 }

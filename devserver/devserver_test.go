@@ -34,7 +34,10 @@ const (
 	envDescribeID  = "DEVSERVER_TEST_DESCRIBE_ID"
 )
 
-var serviceNameKey = temporal.NewSearchAttributeKeyKeyword(serviceNameAttr)
+var (
+	serviceNameKey = temporal.NewSearchAttributeKeyKeyword(serviceNameAttr)
+	statusKey      = temporal.NewSearchAttributeKeyKeyword(statusAttr)
+)
 
 func greet(_ workflow.Context, name string) (string, error) { return "hello " + name, nil }
 
@@ -76,7 +79,7 @@ func dial(t *testing.T, s *Server) client.Client {
 }
 
 // runGreet runs the greet workflow to completion under the given ID,
-// tagged with the ServiceName search attribute.
+// tagged with svcbridge's search attributes.
 func runGreet(t *testing.T, s *Server, id string) {
 	t.Helper()
 	c := dial(t, s)
@@ -92,7 +95,7 @@ func runGreet(t *testing.T, s *Server, id string) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    id,
 		TaskQueue:             taskQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(serviceNameKey.ValueSet(serviceName)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(serviceNameKey.ValueSet(serviceName), statusKey.ValueSet("ready")),
 	}, "greet", serviceName)
 	if err != nil {
 		t.Fatalf("start workflow: %v", err)
@@ -120,8 +123,10 @@ func requireCompleted(t *testing.T, c client.Client, id string) {
 	if st := info.GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Fatalf("status of %s = %v", id, st)
 	}
-	if _, ok := info.GetSearchAttributes().GetIndexedFields()[serviceNameAttr]; !ok {
-		t.Fatalf("%s lost its %s search attribute: %v", id, serviceNameAttr, info.GetSearchAttributes())
+	for name := range searchAttrs() {
+		if _, ok := info.GetSearchAttributes().GetIndexedFields()[name]; !ok {
+			t.Fatalf("%s lost its %s search attribute: %v", id, name, info.GetSearchAttributes())
+		}
 	}
 }
 
@@ -196,7 +201,7 @@ func TestRestartKeepsWorkflows(t *testing.T) {
 
 	// Visibility (what the UI lists) survived too, and the search attribute
 	// is queryable. Visibility is written asynchronously, hence the wait.
-	query := serviceNameAttr + " = '" + serviceName + "'"
+	query := serviceNameAttr + " = '" + serviceName + "' AND " + statusAttr + ` = "ready"`
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Namespace: s2.Namespace(), Query: query})
@@ -244,8 +249,8 @@ func TestInMemory(t *testing.T) {
 	requireCompleted(t, dial(t, s), "mem-1")
 }
 
-// A DataDir whose namespace was created without the ServiceName attribute
-// (CreateNamespaces never updates an existing namespace) gets it at start.
+// A DataDir whose namespace was created without svcbridge's attributes
+// (CreateNamespaces never updates an existing namespace) gets them at start.
 func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -266,7 +271,7 @@ func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
 	}
 
 	s := start(t, Options{DataDir: dir, UIPort: -1})
-	runGreet(t, s, "old-ns-1") // fails if ServiceName is not registered
+	runGreet(t, s, "old-ns-1") // fails if an attribute is not registered
 }
 
 // A taken port is an error from Start, not a crash inside the server.

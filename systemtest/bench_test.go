@@ -19,25 +19,32 @@ import (
 // newDevSystem is what `svcbridge dev` runs: an embedded Temporal server on
 // a WAL SQLite file, the embedded SQLite store, one worker, the API.
 func newDevSystem(b *testing.B) *system {
-	b.Helper()
-	dir := b.TempDir()
-	ts, err := devserver.Start(context.Background(), devserver.Options{DataDir: dir, UIPort: -1})
+	s, _ := startDevSystem(b, -1)
+	return s
+}
+
+// startDevSystem is newDevSystem with the Web UI on uiPort (0: a free
+// port, -1: none), as `svcbridge dev` runs it; it also returns the server.
+func startDevSystem(t testing.TB, uiPort int) (*system, *devserver.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	ts, err := devserver.Start(context.Background(), devserver.Options{DataDir: dir, UIPort: uiPort})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { ts.Stop() })
+	t.Cleanup(func() { ts.Stop() })
 	st, err := store.Open(context.Background(), filepath.Join(dir, "svcbridge.db"))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
-	s := &system{t: b, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
-	s.temporal = temporalClient(b, ts.FrontendAddress(), ts.Namespace())
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store}
+	t.Cleanup(func() { st.Close() })
+	s := &system{t: t, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	s.temporal = temporalClient(t, ts.FrontendAddress(), ts.Namespace())
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store, IDs: processIDs}
 	s.startWorker()
 	s.serveAPI()
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
-	return s
+	return s, ts
 }
 
 // createAndWait creates an external service and returns how long it took

@@ -68,32 +68,32 @@ func TestDriftScheduleFollowsTheSetting(t *testing.T) {
 	s := newSystem(t, "sqlite", 0)
 	ctx := context.Background()
 	every := func() time.Duration {
-		d, err := s.temporal.ScheduleClient().GetHandle(ctx, workflows.DriftScheduleID).Describe(ctx)
+		d, err := s.temporal.ScheduleClient().GetHandle(ctx, s.wf.DriftSchedule()).Describe(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d.Schedule.Spec.Intervals[0].Every
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, taskQueue, 10*time.Minute); err != nil {
+	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != 10*time.Minute {
 		t.Errorf("interval %v, want 10m", got)
 	}
 	// A second worker with another setting updates it instead of failing.
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, taskQueue, time.Minute); err != nil {
+	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != time.Minute {
 		t.Errorf("interval %v after the update, want 1m", got)
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, taskQueue, 0); err != nil {
+	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.temporal.ScheduleClient().GetHandle(ctx, workflows.DriftScheduleID).Describe(ctx); err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found") {
+	if _, err := s.temporal.ScheduleClient().GetHandle(ctx, s.wf.DriftSchedule()).Describe(ctx); err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found") {
 		t.Errorf("schedule still there after interval 0: %v", err)
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, taskQueue, 0); err != nil {
+	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
 		t.Errorf("turning off an absent schedule: %v", err)
 	}
 }

@@ -37,6 +37,10 @@ import (
 
 const taskQueue = "svcbridge-test"
 
+// processIDs name the workflows of svcbridge processes, which run with the
+// default WORKFLOW_ID_PREFIX.
+var processIDs = workflows.IDs{Prefix: "svcbridge/"}
+
 // testAdminToken is the admin's API token in every system under test: the
 // in-process API accepts it, and processes get it through a tokens file
 // (tokensFile). Requests of these tests carry it unless they set their own
@@ -89,9 +93,21 @@ type system struct {
 	plane    string
 	tags     service.TagRule
 	workers  []sdkworker.Worker
+	// ts, ids and queue are the Temporal server and the installation's
+	// place in it: newSystem's own server, no prefix and taskQueue unless
+	// an option says otherwise.
+	ts    *temporaltest.TestServer
+	ids   workflows.IDs
+	queue string
 }
 
 type option func(*system)
+
+// sharing makes the system one installation on ts among others, with its
+// own workflow ID prefix and task queue.
+func sharing(ts *temporaltest.TestServer, prefix, queue string) option {
+	return func(s *system) { s.ts, s.ids, s.queue = ts, workflows.IDs{Prefix: prefix}, queue }
+}
 
 func kubernetesPlane(s *system) { s.plane = service.ControlPlaneKubernetes }
 
@@ -99,12 +115,15 @@ func kubernetesPlane(s *system) { s.plane = service.ControlPlaneKubernetes }
 // and the API.
 func newSystem(t *testing.T, dialect string, workers int, opts ...option) *system {
 	t.Helper()
-	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}, queue: taskQueue}
 	for _, o := range opts {
 		o(s)
 	}
 	s.store = storetest.Open(t, dialect)
-	s.connect(temporaltest.NewServer(temporaltest.WithT(t)))
+	if s.ts == nil {
+		s.ts = temporaltest.NewServer(temporaltest.WithT(t))
+	}
+	s.connect(s.ts)
 	for range workers {
 		s.startWorker()
 	}
@@ -116,7 +135,8 @@ func newSystem(t *testing.T, dialect string, workers int, opts ...option) *syste
 // with no worker: the test runs worker processes itself.
 func newSystemOn(t *testing.T, dbURL string, ts *temporaltest.TestServer) *system {
 	t.Helper()
-	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	s := &system{t: t, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"},
+		queue: taskQueue, ids: processIDs}
 	st, err := store.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +154,12 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: s.queue, Store: s.store, IDs: s.ids}
 }
 
 func (s *system) serveAPI() {
 	t := s.t
-	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, ControlPlane: s.plane,
+	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, IDs: s.wf.IDs, ControlPlane: s.plane,
 		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth(),
 		Pollers: s.wf.Pollers, TaskQueue: taskQueue})
 	srv := httptest.NewServer(h)
@@ -150,7 +170,7 @@ func (s *system) serveAPI() {
 func (s *system) startWorker() sdkworker.Worker {
 	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf,
 		Kube: s.kube, KubeConfig: s.kubeCfg}
-	w := worker.New(s.temporal, taskQueue, acts, nil)
+	w := worker.New(s.temporal, s.wf.TaskQueue, acts, nil)
 	if err := w.Start(); err != nil {
 		s.t.Fatalf("start worker: %v", err)
 	}

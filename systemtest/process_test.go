@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/store/storetest"
-	"svcbridge/workflows"
 )
 
 var (
@@ -209,7 +208,7 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	// The workflow history survived too: the restarted server still knows
 	// the first run of the service's workflow.
 	c := temporalClient(t, fmt.Sprintf("127.0.0.1:%d", temporalPort), "default")
-	if _, err := c.DescribeWorkflowExecution(context.Background(), workflows.ServiceWorkflowID("vendor"), ""); err != nil {
+	if _, err := c.DescribeWorkflowExecution(context.Background(), processIDs.Service("vendor"), ""); err != nil {
 		t.Errorf("workflow of vendor unknown after restart: %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"svcbridge/activities"
 	"svcbridge/store"
@@ -25,9 +24,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 		WorkerStopTimeout: 10 * time.Second,
 		OnFatalError:      onFatal,
 	})
-	w.RegisterWorkflowWithOptions(workflows.ServiceWorkflow, workflow.RegisterOptions{Name: workflows.ServiceWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.AgentQueueWorkflow, workflow.RegisterOptions{Name: workflows.AgentQueueWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.DriftWorkflow, workflow.RegisterOptions{Name: workflows.DriftWorkflowName})
+	workflows.Register(w)
 	w.RegisterActivity(acts)
 	return w
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -21,19 +22,22 @@ type Client struct {
 	Temporal  client.Client
 	TaskQueue string
 	Store     *store.Store // the agent queue
+	IDs
 }
 
 var serviceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
 
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, ServiceWorkflowID(name), SignalReconcile, nil,
+	id := c.Service(name)
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, SignalReconcile, nil,
 		client.StartWorkflowOptions{
-			ID:                    ServiceWorkflowID(name),
-			TaskQueue:             c.TaskQueue,
-			StaticSummary:         "Service " + name,
-			TypedSearchAttributes: temporal.NewSearchAttributes(serviceKey.ValueSet(name)),
-		}, ServiceWorkflowName, name)
+			ID:            id,
+			TaskQueue:     c.TaskQueue,
+			StaticSummary: "Service " + name,
+			TypedSearchAttributes: temporal.NewSearchAttributes(serviceKey.ValueSet(name),
+				statusKey.ValueSet(service.StatusPending)),
+		}, ServiceWorkflowName, ServiceInput{Name: name})
 	return err
 }
 
@@ -53,27 +57,33 @@ func (c Client) AgentsChanged(ctx context.Context, uuids ...string) error {
 
 // WakeAgentQueue signals, or starts, the workflow draining the queue.
 func (c Client) WakeAgentQueue(ctx context.Context) error {
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, AgentQueueWorkflowID, SignalReconcile, nil,
-		client.StartWorkflowOptions{ID: AgentQueueWorkflowID, TaskQueue: c.TaskQueue, StaticSummary: "Agent router queue"},
-		AgentQueueWorkflowName)
+	id := c.AgentQueue()
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, SignalReconcile, nil,
+		client.StartWorkflowOptions{ID: id, TaskQueue: c.TaskQueue, StaticSummary: "Agent router queue"},
+		AgentQueueWorkflowName, AgentQueueInput{})
 	return err
 }
 
-// RegisterSearchAttributes adds the ServiceName keyword to the namespace if
-// it is missing; the worker calls it at start. On a cluster where svcbridge
-// may not change the namespace, an operator adds it once
-// (`temporal operator search-attribute create --name ServiceName --type Keyword`).
+// RegisterSearchAttributes adds the Keyword attributes ServiceName and
+// ProvisioningStatus to the namespace where they are missing; the worker
+// calls it at start. On a cluster where svcbridge may not change the
+// namespace, an operator adds them once (see the README).
 func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return err
 	}
-	if _, ok := list.GetCustomAttributes()[SearchAttributeService]; ok {
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, name := range SearchAttributes {
+		if _, ok := list.GetCustomAttributes()[name]; !ok {
+			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: map[string]enumspb.IndexedValueType{SearchAttributeService: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+		Namespace: namespace, SearchAttributes: missing,
 	})
 	var exists *serviceerror.AlreadyExists
 	if errors.As(err, &exists) {

@@ -13,11 +13,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 )
 
-// DriftWorkflowName and DriftScheduleID name the periodic drift check.
-const (
-	DriftWorkflowName = "DriftWorkflow"
-	DriftScheduleID   = "svcbridge-drift-check"
-)
+// DriftWorkflowName names the periodic drift check's workflow type.
+const DriftWorkflowName = "DriftWorkflow"
 
 // maxDriftPages bounds one run's history before it continues as new.
 const maxDriftPages = 200
@@ -62,8 +59,9 @@ type DriftCursor struct {
 // EnsureDriftSchedule creates the schedule that runs DriftWorkflow every
 // interval, or updates its interval; interval 0 deletes it. Every worker
 // calls it at start: the schedule ID makes that idempotent.
-func EnsureDriftSchedule(ctx context.Context, c client.Client, taskQueue string, interval time.Duration) error {
-	h := c.ScheduleClient().GetHandle(ctx, DriftScheduleID)
+func EnsureDriftSchedule(ctx context.Context, c client.Client, ids IDs, taskQueue string, interval time.Duration) error {
+	id := ids.DriftSchedule()
+	h := c.ScheduleClient().GetHandle(ctx, id)
 	if interval == 0 {
 		err := h.Delete(ctx)
 		var nf *serviceerror.NotFound
@@ -74,11 +72,11 @@ func EnsureDriftSchedule(ctx context.Context, c client.Client, taskQueue string,
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:      DriftScheduleID,
+		ID:      id,
 		Spec:    spec,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 		Action: &client.ScheduleWorkflowAction{
-			ID: "drift-check", Workflow: DriftWorkflowName, Args: []any{DriftCursor{}}, TaskQueue: taskQueue,
+			ID: id, Workflow: DriftWorkflowName, Args: []any{DriftCursor{}}, TaskQueue: taskQueue,
 		},
 	})
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {

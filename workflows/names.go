@@ -1,19 +1,22 @@
 // Package workflows orchestrates provisioning with Temporal: one entity
 // workflow per Service, and one workflow draining the queue of agent
-// routers to rebuild. Workflows only decide the
-// order of things; every read and write is an activity.
+// routers to rebuild through a child workflow per batch of agents.
+// Workflows only decide the order of things; every read and write is an
+// activity.
 package workflows
 
 import (
+	"strconv"
 	"time"
+
+	"go.temporal.io/sdk/workflow"
 )
 
 // Names shared by the API (which starts and signals) and the worker.
 const (
 	ServiceWorkflowName    = "ServiceWorkflow"
 	AgentQueueWorkflowName = "AgentQueueWorkflow"
-	// AgentQueueWorkflowID is the one workflow draining the agent queue.
-	AgentQueueWorkflowID = "agents/queue"
+	AgentBatchWorkflowName = "AgentBatchWorkflow"
 	// SignalReconcile says "something changed; reconcile". It carries no
 	// data: the workflow re-reads the current state.
 	SignalReconcile = "reconcile"
@@ -22,12 +25,45 @@ const (
 	// SearchAttributeService carries the service name, so the Web UI can
 	// list every run for one service.
 	SearchAttributeService = "ServiceName"
+	// SearchAttributeStatus carries the service's provisioningStatus as of
+	// the workflow's last pass: the Web UI lists failed services with
+	// ProvisioningStatus="failed".
+	SearchAttributeStatus = "ProvisioningStatus"
 )
 
-const servicePrefix = "service/"
+// Register registers every workflow type under its name on a worker, or
+// on a replayer.
+func Register(r interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}) {
+	r.RegisterWorkflowWithOptions(ServiceWorkflow, workflow.RegisterOptions{Name: ServiceWorkflowName})
+	r.RegisterWorkflowWithOptions(AgentQueueWorkflow, workflow.RegisterOptions{Name: AgentQueueWorkflowName})
+	r.RegisterWorkflowWithOptions(AgentBatchWorkflow, workflow.RegisterOptions{Name: AgentBatchWorkflowName})
+	r.RegisterWorkflowWithOptions(DriftWorkflow, workflow.RegisterOptions{Name: DriftWorkflowName})
+}
 
-// ServiceWorkflowID is the workflow ID of a service's entity workflow.
-func ServiceWorkflowID(name string) string { return servicePrefix + name }
+// SearchAttributes are the Keyword attributes the namespace must have.
+var SearchAttributes = []string{SearchAttributeService, SearchAttributeStatus}
+
+// IDs names one installation's workflows and schedule: every ID starts
+// with Prefix, so installations that share a namespace (each with its own
+// prefix and task queue) never touch each other's.
+type IDs struct {
+	Prefix string
+}
+
+// Service is the workflow ID of a service's entity workflow.
+func (i IDs) Service(name string) string { return i.Prefix + "service/" + name }
+
+// AgentQueue is the ID of the one workflow draining the agent queue.
+func (i IDs) AgentQueue() string { return i.Prefix + "agents/queue" }
+
+// DriftSchedule is the ID of the drift check's schedule.
+func (i IDs) DriftSchedule() string { return i.Prefix + "drift-check" }
+
+// agentBatch is the ID of the queue's child workflow number n; the queue
+// workflow carries n across continue-as-new, so IDs stay unique.
+func agentBatch(queueID string, n int) string { return queueID + "/batch-" + strconv.Itoa(n) }
 
 // Timing of the service workflow.
 var (
@@ -38,6 +74,22 @@ var (
 	// maxIterations bounds one run's history; then it continues as new.
 	maxIterations = 500
 )
+
+// ServiceInput is the service workflow's input.
+type ServiceInput struct {
+	Name string
+}
+
+// AgentQueueInput is the agent queue workflow's input.
+type AgentQueueInput struct {
+	// NextBatch numbers the next child workflow.
+	NextBatch int
+}
+
+// AgentBatchInput is a batch child workflow's input.
+type AgentBatchInput struct {
+	Limit int
+}
 
 // ServiceState is the answer to QueryState.
 type ServiceState struct {

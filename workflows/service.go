@@ -2,19 +2,23 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"svcbridge/activities"
+	"svcbridge/service"
 )
 
 // a is only used for its method values: the SDK names activities by them.
 var a *activities.Activities
 
 // Fan-out size of one QueueAgents activity (a few statements), and the
-// agent queue's window: drainWindow DrainAgents activities of up to
+// agent queue's window: drainWindow AgentBatchWorkflow children of up to
 // drainBatch agents each.
 const (
 	fanoutChunk = 5000
@@ -22,136 +26,166 @@ const (
 	drainBatch  = 250
 )
 
-// ServiceWorkflow is the entity workflow of one Service (ID service/<name>).
-// It reconciles to the current row each time it is signalled, retries a
-// failed reconcile with backoff, and ends once the service is deleted and
-// its objects are gone.
-func ServiceWorkflow(ctx workflow.Context, name string) error {
-	state := ServiceState{Service: name, Step: "starting"}
+// ServiceWorkflow is the entity workflow of one Service (ID
+// <prefix>service/<name>). Each time it is signalled it reconciles to the
+// current row on a fast path of local activities. When that fails it
+// records the failure (status row, ProvisioningStatus, current details),
+// then runs the whole pass as one activity Temporal retries with backoff, so
+// the Web UI shows the attempts and the last failure in red; a reconcile
+// signal cuts the wait short. It ends once the service is deleted and its
+// objects are gone.
+func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
+	state := ServiceState{Service: in.Name, Step: "starting"}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (ServiceState, error) { return state, nil }); err != nil {
 		return err
 	}
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
-	backoff := retryBackoff
+	status := service.StatusPending // as the client started it
 	for i := 0; ; i++ {
+		// A fresh run starts with a reconcile, so a signal consumed before
+		// continuing as new is not lost.
+		if i >= maxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return workflow.NewContinueAsNewError(ctx, ServiceWorkflowName, in)
+		}
 		drain(signals)
 		state.Reconciles++
-		gone, err := reconcileService(ctx, name, &state)
-		if gone {
+		out, err := activities.RunPass(localSteps{ctx: ctx, state: &state}, in.Name)
+		if err != nil {
+			status = report(ctx, &state, status, out, err)
+			if out, err = retryPass(ctx, signals, in.Name); errors.Is(err, errSignalled) {
+				continue // reconcile at once, on the fast path
+			}
+		}
+		status = report(ctx, &state, status, out, err)
+		if out.Gone {
 			if drain(signals) {
 				continue // recreated meanwhile
 			}
 			return nil
 		}
-		wait := time.Duration(0) // until signalled
-		if err != nil {
-			state.Step, state.LastError = "failed; retrying in "+backoff.String(), err.Error()
-			workflow.SetCurrentDetails(ctx, "**failed**: "+err.Error())
-			wait = backoff
-			backoff = min(2*backoff, maxRetryBackoff)
-		} else {
-			state.Step, state.LastError = "ready; waiting for changes", ""
-			workflow.SetCurrentDetails(ctx, "ready")
-			backoff = retryBackoff
-		}
-		waitForSignal(ctx, signals, wait)
-		// A fresh run starts with a reconcile, so a signal consumed here is
-		// not lost.
-		if i >= maxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			return workflow.NewContinueAsNewError(ctx, ServiceWorkflowName, name)
-		}
+		waitForSignal(ctx, signals, 0)
 	}
 }
 
-// reconcileService runs one pass; gone reports that the service is deleted
-// and its objects removed.
-func reconcileService(ctx workflow.Context, name string, state *ServiceState) (gone bool, err error) {
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+// statusDeleting is the status of a deleted service whose objects remain.
+const statusDeleting = "deleting"
+
+// provisioningStatus is the ProvisioningStatus a pass's outcome shows; a
+// pass that could not read the service leaves the last one.
+func provisioningStatus(last string, out activities.Outcome, err error) string {
+	switch {
+	case !out.Planned:
+		return last
+	case !out.Exists:
+		return statusDeleting
+	case err != nil:
+		return service.StatusFailed
+	}
+	return service.StatusReady
+}
+
+var statusKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeStatus)
+
+// report shows a pass's outcome: in the query state, in the current details
+// (the failure first, as provisioningError words it) and, when it changed,
+// in the ProvisioningStatus search attribute. It returns the status.
+func report(ctx workflow.Context, state *ServiceState, last string, out activities.Outcome, err error) string {
+	status := provisioningStatus(last, out, err)
+	if err != nil {
+		state.Step, state.LastError = status+"; Temporal retries the reconcile (signal reconcile to retry now)", activities.Reason(err)
+		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError)
+	} else {
+		state.Step, state.LastError = status+"; waiting for changes", ""
+		workflow.SetCurrentDetails(ctx, status)
+	}
+	if status != last {
+		// Only a failure to encode; the UI would merely show an old status.
+		_ = workflow.UpsertTypedSearchAttributes(ctx, statusKey.ValueSet(status))
+	}
+	return status
+}
+
+// errSignalled ends a retry early: a reconcile signal arrived.
+var errSignalled = errors.New("reconcile signalled")
+
+// retryPass runs the whole pass as one activity until it succeeds, with
+// Temporal's retry policy (its attempts and last failure are what the Web
+// UI shows), or until a reconcile signal cancels it.
+func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (activities.Outcome, error) {
+	actx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    activities.PassHeartbeat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: retryBackoff, BackoffCoefficient: 2,
+			MaximumInterval: maxRetryBackoff}, // unlimited attempts
+		Summary: "Retry the reconcile of service " + name,
+	})
+	var out activities.Outcome
+	var err error
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.ExecuteActivity(actx, a.ReconcileService, name), func(f workflow.Future) { err = f.Get(ctx, &out) })
+	// The signal stays in the channel; the next pass drains it.
+	sel.AddReceive(signals, func(workflow.ReceiveChannel, bool) { err = errSignalled })
+	sel.Select(ctx)
+	return out, err
+}
+
+// localSteps runs a pass's steps as local activities (the fast path: no
+// round trip through the server), and the Kubernetes step, which may wait
+// for a LoadBalancer, as a regular activity.
+type localSteps struct {
+	ctx   workflow.Context
+	state *ServiceState
+}
+
+func (l localSteps) local() workflow.Context {
+	return workflow.WithLocalActivityOptions(l.ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         quickRetries,
 	})
-	state.Step = "planning"
-	var plan activities.ServicePlan
-	if err := workflow.ExecuteLocalActivity(lctx, a.PlanService, name).Get(ctx, &plan); err != nil {
-		return false, err
-	}
-	finish := activities.Finish{Service: name, Generation: plan.Generation,
-		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid}
-	// fail records the first failure of this pass on the service.
-	fail := func(step string, err error) (bool, error) {
-		if plan.Exists {
-			if finish.Error == "" {
-				finish.Error = step + ": " + reason(err)
-			}
-			_ = workflow.ExecuteLocalActivity(lctx, a.FinishService, finish).Get(ctx, nil)
-		}
-		return false, err
-	}
-
-	state.Step = "writing router configs"
-	if err := workflow.ExecuteLocalActivity(lctx, a.ReconcileAgents, plan.Sites).Get(ctx, nil); err != nil {
-		return fail("write router config", err)
-	}
-	if plan.Kubernetes && plan.Invalid == "" {
-		kctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			// LoadBalancer polling waits up to LB_POLL_ATTEMPTS x LB_POLL_INTERVAL.
-			StartToCloseTimeout: 5 * time.Minute,
-			RetryPolicy:         quickRetries,
-		})
-		state.Step = "writing the hub ConfigMap"
-		if err := workflow.ExecuteActivity(kctx, a.ReconcileHubConfigMap, name).Get(ctx, nil); err != nil {
-			return fail("hub ConfigMap", err)
-		}
-		state.Step = "reconciling the Kubernetes Service"
-		var kr activities.KubeResult
-		if err := workflow.ExecuteActivity(kctx, a.ReconcileKubeService, name).Get(ctx, &kr); err != nil {
-			return fail("Kubernetes Service", err)
-		}
-		finish.Endpoint = kr.Endpoint
-	}
-	if plan.Exists {
-		state.Step = "recording status"
-		if err := workflow.ExecuteLocalActivity(lctx, a.FinishService, finish).Get(ctx, nil); err != nil {
-			return false, err
-		}
-	}
-	if err := fanout(ctx, plan.Fanout, state); err != nil {
-		return false, err
-	}
-	if !plan.Exists {
-		return true, nil
-	}
-	if plan.Invalid != "" {
-		return false, temporal.NewNonRetryableApplicationError(plan.Invalid, activities.ErrInvalid, nil)
-	}
-	return false, nil
 }
 
-// quickRetries retries an activity a few times within seconds; longer
-// outages are the workflow's backoff, which records the failure first.
+func (l localSteps) Step(what string) { l.state.Step = what }
+
+func (l localSteps) Plan(name string) (plan activities.ServicePlan, err error) {
+	err = workflow.ExecuteLocalActivity(l.local(), a.PlanService, name).Get(l.ctx, &plan)
+	return plan, err
+}
+
+func (l localSteps) ReconcileAgents(sites []string) error {
+	return workflow.ExecuteLocalActivity(l.local(), a.ReconcileAgents, sites).Get(l.ctx, nil)
+}
+
+func (l localSteps) Kube(name string) (kr activities.KubeResult, err error) {
+	kctx := workflow.WithActivityOptions(l.ctx, workflow.ActivityOptions{
+		// LoadBalancer polling waits up to LB_POLL_ATTEMPTS x LB_POLL_INTERVAL.
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    activities.PassHeartbeat,
+		RetryPolicy:         quickRetries,
+	})
+	err = workflow.ExecuteActivity(kctx, a.ReconcileKube, name).Get(l.ctx, &kr)
+	return kr, err
+}
+
+func (l localSteps) Finish(f activities.Finish) (missing string, err error) {
+	err = workflow.ExecuteLocalActivity(l.local(), a.FinishService, f).Get(l.ctx, &missing)
+	return missing, err
+}
+
+func (l localSteps) Queue(agents []string) error { return fanout(l.ctx, agents) }
+
+// quickRetries retries a step a few times within seconds; longer outages
+// are the retried whole pass's, which records the failure first.
 var quickRetries = &temporal.RetryPolicy{
 	InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
 	MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
 	NonRetryableErrorTypes: []string{activities.ErrInvalid, activities.ErrNoIngress},
 }
 
-// reason is the message of an activity's failure without Temporal's
-// wrapping, as the user should read it in provisioningError.
-func reason(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Message()
-	}
-	return err.Error()
-}
-
 // fanout queues the agents whose listeners may change, in chunks, one
 // activity per chunk; the agent queue's workflow rebuilds their routers.
-func fanout(ctx workflow.Context, agents []string, state *ServiceState) error {
-	if len(agents) == 0 {
-		return nil
-	}
-	state.Step = "queueing agents"
+func fanout(ctx workflow.Context, agents []string) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
@@ -190,40 +224,69 @@ func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Dura
 	sel.Select(ctx)
 }
 
-// AgentQueueWorkflow (one, ID agents/queue) drains the queue of agents to
-// reconcile: a window of DrainAgents activities at a time, each a batch,
-// while batches come back full; then it waits for a signal, or a minute
-// for leases that ended. Marks of one agent coalesce in the queue, so many
-// services changing at once cost each agent about one router rewrite, and
-// thousands of agents cost a handful of activities, far within Temporal's
-// limits on pending work and history.
-func AgentQueueWorkflow(ctx workflow.Context) error {
+// AgentQueueWorkflow (one, ID <prefix>agents/queue) drains the queue of
+// agents to reconcile: a window of AgentBatchWorkflow children at a time,
+// each claiming and reconciling a batch, while batches come back full; then
+// it waits for a signal, or a minute for leases that ended. Marks of one
+// agent coalesce in the queue, so many services changing at once cost each
+// agent about one router rewrite, and thousands of agents cost a handful
+// of children, far within Temporal's limits on pending work and history.
+// A child whose agent writes failed fails (red in the Web UI); its agents
+// keep their marks and a later batch retries them when their lease ends.
+func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
+	queueID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	for round := 0; round < maxIterations; round++ {
+		drain(signals)
+		for full := true; full; {
+			futures := make([]workflow.Future, drainWindow)
+			for i := range futures {
+				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+					WorkflowID:    agentBatch(queueID, in.NextBatch),
+					StaticSummary: "Agent router batch " + strconv.Itoa(in.NextBatch),
+				})
+				in.NextBatch++
+				futures[i] = workflow.ExecuteChildWorkflow(cctx, AgentBatchWorkflowName, AgentBatchInput{Limit: drainBatch})
+			}
+			for _, f := range futures {
+				var b activities.AgentBatch
+				err := f.Get(ctx, &b)
+				full = full && err == nil && b.Claimed == drainBatch
+			}
+		}
+		waitForSignal(ctx, signals, time.Minute)
+	}
+	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
+}
+
+// AgentBatchWorkflow claims up to in.Limit queued agents and rebuilds their
+// routers; its current details say which agents and how many services.
+func AgentBatchWorkflow(ctx workflow.Context, in AgentBatchInput) (activities.AgentBatch, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
-	for round := 0; round < maxIterations; round++ {
-		drain(signals)
-		for {
-			futures := make([]workflow.Future, drainWindow)
-			for i := range futures {
-				futures[i] = workflow.ExecuteActivity(actx, a.DrainAgents, drainBatch)
-			}
-			full := true
-			for _, f := range futures {
-				var n int
-				if err := f.Get(ctx, &n); err != nil {
-					return err
-				}
-				full = full && n == drainBatch
-			}
-			if !full {
-				break
-			}
-		}
-		waitForSignal(ctx, signals, time.Minute)
+	var b activities.AgentBatch
+	if err := workflow.ExecuteActivity(actx, a.DrainAgents, in.Limit).Get(ctx, &b); err != nil {
+		return b, err
 	}
-	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName)
+	workflow.SetCurrentDetails(ctx, batchSummary(b))
+	if len(b.Failed) > 0 {
+		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried when their lease ends: %s",
+			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), activities.ErrRouterWrite)
+	}
+	return b, nil
+}
+
+// batchSummary says which agents a batch covered and how many services.
+func batchSummary(b activities.AgentBatch) string {
+	if b.Claimed == 0 {
+		return "no agents were queued"
+	}
+	names := strings.Join(b.Names, ", ")
+	if more := b.Claimed - len(b.Names); more > 0 {
+		names += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("%d agents (%s), %d services", b.Claimed, names, b.Services)
 }

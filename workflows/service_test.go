@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -24,7 +25,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(ServiceWorkflow, workflow.RegisterOptions{Name: ServiceWorkflowName})
+	Register(env)
 	env.RegisterActivity(&activities.Activities{})
 	return env
 }
@@ -33,7 +34,7 @@ func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: false, Sites: []string{"hub"}}, nil).Once()
 	env.OnActivity(a.ReconcileAgents, mock.Anything, []string{"hub"}).Return(nil).Once()
-	env.ExecuteWorkflow(ServiceWorkflow, "checkout")
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v; want a clean end", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
@@ -53,24 +54,90 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
 	var finished []activities.Finish
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f activities.Finish) error {
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f activities.Finish) (string, error) {
 		finished = append(finished, f)
-		return nil
+		return "", nil
 	})
-	// Once ready, the service is deleted: the workflow ends.
+	// Temporal retries the whole pass: it fails once more, then succeeds.
+	retryErr := temporal.NewApplicationError("write router config: database is down", activities.ErrRouterWrite)
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{}, retryErr).Once()
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{Planned: true, Exists: true}, nil).Once()
+	var statuses []string
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(statusKey)
+		statuses = append(statuses, v)
+	}).Return(nil)
+	var state ServiceState
 	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryState)
+		if err == nil {
+			err = v.Get(&state)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		// Once ready, the service is deleted: the workflow ends.
 		deleted = true
 		env.SignalWorkflow(SignalReconcile, nil)
 	}, time.Hour)
-	env.ExecuteWorkflow(ServiceWorkflow, "checkout")
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if len(finished) != 2 || finished[0].Error == "" || finished[1].Error != "" {
-		t.Fatalf("finishes %+v; want failed (with the reason) then ready", finished)
+	if len(finished) != 1 || finished[0].Error != "write router config: database is down" {
+		t.Fatalf("finishes %+v; want the failure recorded with what failed", finished)
 	}
-	if want := "write router config: "; len(finished[0].Error) < len(want) || finished[0].Error[:len(want)] != want {
-		t.Errorf("failure reason %q, want it to say what failed", finished[0].Error)
+	if !slices.Equal(statuses, []string{"failed", "ready", "deleting"}) {
+		t.Errorf("ProvisioningStatus went %v, want failed, ready, deleting", statuses)
+	}
+	if state.Step != "ready; waiting for changes" || state.LastError != "" {
+		t.Errorf("state %+v, want ready", state)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestProvisioningStatus(t *testing.T) {
+	failure := errors.New("x")
+	for _, c := range []struct {
+		out  activities.Outcome
+		err  error
+		want string
+	}{
+		{activities.Outcome{}, failure, "pending"}, // could not read the service: unchanged
+		{activities.Outcome{Planned: true, Exists: true}, nil, "ready"},
+		{activities.Outcome{Planned: true, Exists: true}, failure, "failed"},
+		{activities.Outcome{Planned: true}, failure, "deleting"},
+		{activities.Outcome{Planned: true, Gone: true}, nil, "deleting"},
+	} {
+		if got := provisioningStatus("pending", c.out, c.err); got != c.want {
+			t.Errorf("provisioningStatus(%+v, %v) = %q, want %q", c.out, c.err, got, c.want)
+		}
+	}
+}
+
+func TestBatchSummary(t *testing.T) {
+	for _, c := range []struct {
+		b    activities.AgentBatch
+		want string
+	}{
+		{activities.AgentBatch{}, "no agents were queued"},
+		{activities.AgentBatch{Claimed: 2, Names: []string{"a", "b"}, Services: 1}, "2 agents (a, b), 1 services"},
+		{activities.AgentBatch{Claimed: 250, Names: []string{"a", "b", "c"}, Services: 40}, "250 agents (a, b, c and 247 more), 40 services"},
+	} {
+		if got := batchSummary(c.b); got != c.want {
+			t.Errorf("batchSummary(%+v) = %q, want %q", c.b, got, c.want)
+		}
+	}
+}
+
+func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(a.DrainAgents, mock.Anything, 250).Return(activities.AgentBatch{Claimed: 2, Names: []string{"a"},
+		Failed: []string{"b: database is down"}}, nil)
+	env.ExecuteWorkflow(AgentBatchWorkflow, AgentBatchInput{Limit: 250})
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "1 of 2 agent router writes failed, retried when their lease ends: b: database is down" {
+		t.Fatalf("error %v, want the failed agent named", err)
 	}
 }
 
@@ -80,11 +147,11 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1}, nil)
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Duration(i)*time.Minute)
 	}
-	env.ExecuteWorkflow(ServiceWorkflow, "checkout")
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("error %v, want continue-as-new", err)
@@ -100,7 +167,7 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{}, nil)
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	var mu sync.Mutex // the chunks' activities run at once
 	var sizes []int
 	env.OnActivity(a.QueueAgents, mock.Anything, mock.Anything).Return(func(_ context.Context, uuids []string) error {
@@ -110,7 +177,7 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 		return nil
 	})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Minute)
-	env.ExecuteWorkflow(ServiceWorkflow, "checkout")
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,8 @@ type parts struct {
 }
 
 func (p parts) workflowsClient() workflows.Client {
-	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue, Store: p.store}
+	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue, Store: p.store,
+		IDs: workflows.IDs{Prefix: p.cfg.WorkflowIDPrefix}}
 }
 
 // users is how the API knows its users: who a bearer token is, and how
@@ -186,7 +187,7 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
-		Store: p.store, Reconciler: p.workflowsClient(), ControlPlane: p.cfg.ControlPlane,
+		Store: p.store, Reconciler: p.workflowsClient(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
 		Pollers: p.workflowsClient().Pollers, TaskQueue: p.cfg.TaskQueue,
@@ -228,7 +229,7 @@ func (p parts) runWorker(ctx context.Context) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	p.log.Info("svcbridge worker polling", "taskQueue", p.cfg.TaskQueue, "temporal", p.cfg.TemporalAddress)
-	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
+	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.workflowsClient().IDs, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
 	probes := []worker.Probe{worker.StoreProbe(p.store)}
@@ -255,7 +256,7 @@ func connect(ctx context.Context, cfg config.Config, dbURL string) (parts, error
 		return p, err
 	}
 	if err := workflows.RegisterSearchAttributes(ctx, p.temporal, cfg.TemporalNamespace); err != nil {
-		p.log.Warn("could not register the ServiceName search attribute; add it to the namespace once", "error", err)
+		p.log.Warn("could not register the search attributes; add them to the namespace once (see the README)", "error", err)
 	}
 	return p, nil
 }
