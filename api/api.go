@@ -267,12 +267,15 @@ func tooLarge() *Error {
 }
 
 // bodyReadError is the answer to a body that could not be read: too
-// large, or cut short by the client (a Content-Length it did not send),
-// which is the client's error, not the server's.
+// large, not sent within the read timeout, or cut short by the client (a
+// Content-Length it did not send): the client's error, not the server's.
 func bodyReadError(err error) error {
 	var big *http.MaxBytesError
-	if errors.As(err, &big) {
+	switch {
+	case errors.As(err, &big):
 		return tooLarge()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return err // fail answers 408: the client took too long
 	}
 	return badRequest("Request body could not be read: %v", err)
 }
@@ -288,8 +291,8 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 	}
 	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
 		var big *http.MaxBytesError
-		if errors.As(err, &big) {
-			return nil, tooLarge()
+		if errors.As(err, &big) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, bodyReadError(err)
 		}
 		return nil, badRequest("Invalid multipart form: %v", err)
 	}

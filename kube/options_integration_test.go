@@ -115,7 +115,6 @@ func TestServiceOptionsRefusedAlike(t *testing.T) {
 		{"NodePort", service.Kubernetes{AllocateLoadBalancerNodePorts: ptr(true)}},
 		{"ClusterIP", service.Kubernetes{SessionAffinity: "ClientIP", SessionAffinityConfig: &service.SessionAffinityConfig{
 			ClientIP: &service.ClientIPConfig{TimeoutSeconds: ptr(86401)}}}},
-		{"ClusterIP", service.Kubernetes{SessionAffinityConfig: &service.SessionAffinityConfig{ClientIP: &service.ClientIPConfig{TimeoutSeconds: ptr(5)}}}},
 		{"ClusterIP", service.Kubernetes{IPFamilyPolicy: "SingleStack", IPFamilies: []string{"IPv4", "IPv6"}}},
 		{"ClusterIP", service.Kubernetes{IPFamilies: []string{"IPv4", "IPv4"}}},
 		{"LoadBalancer", service.Kubernetes{Annotations: map[string]string{service.SourceRangesAnnotation: "10.0.0.0/8,nope"}}},
@@ -130,6 +129,22 @@ func TestServiceOptionsRefusedAlike(t *testing.T) {
 		if !apierrors.IsInvalid(err) {
 			t.Errorf("case %d: kube-apiserver answered %v to %s %+v, want 422", i, err, bad.k8sType, bad.opts)
 		}
+	}
+
+	// Where svcbridge is stricter on purpose: Kubernetes defaults an empty
+	// sessionAffinity to None and then drops the sessionAffinityConfig
+	// without a word; svcbridge refuses it, so the user learns it would
+	// have no effect.
+	ignored := service.Kubernetes{SessionAffinityConfig: &service.SessionAffinityConfig{ClientIP: &service.ClientIPConfig{TimeoutSeconds: ptr(5)}}}
+	spec := service.Spec{Name: "ignored", Type: service.TypeMicroservice, Resource: "a/b", TargetPort: 1,
+		ServicePort: ptr(80), K8sType: ptr("ClusterIP"), Kubernetes: &ignored}
+	if service.Validate(spec, service.ControlPlaneKubernetes) == nil {
+		t.Error("service.Validate accepted a sessionAffinityConfig without ClientIP affinity")
+	}
+	live, err := cs.CoreV1().Services(cfg.Namespace).Create(testCtx(t),
+		BuildService(cfg, "ignored", 80, 10024, "ClusterIP", nil, &ignored), metav1.CreateOptions{})
+	if err != nil || live.Spec.SessionAffinityConfig != nil {
+		t.Errorf("kube-apiserver: %v, sessionAffinityConfig %+v; want it accepted and dropped", err, live.Spec.SessionAffinityConfig)
 	}
 }
 
