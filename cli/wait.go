@@ -136,6 +136,11 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 	}
 	switch t.goal {
 	case untilGone:
+		if svc.ProvisioningStatus == "deleting" {
+			// The row is gone; the server still sees its objects on routers.
+			t.state = "deleting: its objects are still on routers"
+			return
+		}
 		// Created again under the same name: nothing left to wait for.
 		t.done, t.final = true, fmt.Sprintf("service/%s exists again (created anew); not waiting for the old one", t.name)
 		return

@@ -142,8 +142,8 @@ func TestUpdateAndDeleteLeaveNothingStale(t *testing.T) {
 		}
 
 		s.must(http.StatusNoContent, "DELETE", "/api/v3/services/checkout", nil, nil)
-		if _, ok := s.getService("checkout"); ok {
-			t.Fatalf("service still readable after DELETE")
+		if svc, ok := s.getService("checkout"); ok && svc.ProvisioningStatus != "deleting" {
+			t.Fatalf("service %s after DELETE, want deleting or gone", svc.ProvisioningStatus)
 		}
 		s.waitFor("checkout's objects to go", 20*time.Second, func() (bool, string) {
 			for _, a := range all {
@@ -155,6 +155,10 @@ func TestUpdateAndDeleteLeaveNothingStale(t *testing.T) {
 			return true, ""
 		})
 		s.nothingOf("checkout", all...)
+		s.waitFor("checkout to be gone", 10*time.Second, func() (bool, string) {
+			svc, ok := s.getService("checkout")
+			return !ok, svc.ProvisioningStatus
+		})
 
 		// The freed port is the first free one again.
 		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
