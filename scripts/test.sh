@@ -51,7 +51,7 @@ echo "== go test"
 go test -count=1 -timeout 30m ./...
 
 echo "== go test -race (packages with concurrency)"
-go test -count=1 -race -timeout 30m ./store/... ./api/ ./routerconfig/ ./service/ ./workflows/ ./cli/
+go test -count=1 -race -timeout 30m ./store/... ./api/ ./routerconfig/ ./service/ ./workflows/ ./worker/ ./cli/
 
 if [ "$FUZZTIME" != "0" ]; then
   echo "== fuzzing the request decoders and handlers ($FUZZTIME each)"
