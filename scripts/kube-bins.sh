@@ -24,13 +24,15 @@ BIN=$(cd "$BIN" && pwd)
 
 log() { echo "kube-bins: $*" >&2; }
 
-# Reports the version a binary prints, or nothing when it does not run.
-have_apiserver() {
-  [ -x "$BIN/kube-apiserver" ] && "$BIN/kube-apiserver" --version 2>/dev/null | grep -q "Kubernetes $K8S_VERSION"
+# Whether a binary runs and reports the version wanted. The output is read
+# whole first: piped into grep -q, a binary still writing when grep has
+# matched dies of SIGPIPE, and pipefail then reads the match as a miss.
+reports() {
+  local out
+  [ -x "$1" ] && out=$("$1" --version 2>/dev/null) && grep -q "$2" <<<"$out"
 }
-have_etcd() {
-  [ -x "$BIN/etcd" ] && "$BIN/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD_VERSION#v}"
-}
+have_apiserver() { reports "$BIN/kube-apiserver" "Kubernetes $K8S_VERSION"; }
+have_etcd() { reports "$BIN/etcd" "etcd Version: ${ETCD_VERSION#v}"; }
 
 WORK=""
 cleanup() { if [ -n "$WORK" ]; then rm -rf "$WORK"; fi; }
