@@ -54,8 +54,10 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 		wantDeleting()
 
 		// A worker removes the objects; then the service is gone.
+		// Work the stopped worker had in flight is retried only after its
+		// activity's timeout, so allow for that.
 		s.startWorker()
-		s.waitFor("checkout gone", 30*time.Second, func() (bool, string) {
+		s.waitFor("checkout gone", 2*time.Minute, func() (bool, string) {
 			got, found := s.getService("checkout")
 			return !found, got.ProvisioningStatus
 		})
