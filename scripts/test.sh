@@ -32,7 +32,16 @@ ensure_postgres() {
   exit 1
 }
 
+# Debian's Chromium for the browser test of the Temporal Web UI
+# (systemtest's TestWebUI).
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then return; fi
+  echo "== installing Chromium (apt)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+}
+
 ensure_postgres
+ensure_chromium
 
 # A real kube-apiserver and etcd for the Kubernetes tests (built once per
 # machine from the Go module proxy, cached outside the repo).

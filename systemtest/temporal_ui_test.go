@@ -158,6 +158,13 @@ func captureHistories(s *system) {
 // signalCount counts the reconcile signals in a workflow's history.
 func (s *system) signalCount(id string) int {
 	s.t.Helper()
+	return s.signalsFrom(id, "")
+}
+
+// signalsFrom counts the reconcile signals in a workflow's history that
+// the client identity sent ("": any client).
+func (s *system) signalsFrom(id, identity string) int {
+	s.t.Helper()
 	n := 0
 	iter := s.temporal.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
@@ -165,7 +172,8 @@ func (s *system) signalCount(id string) int {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == "reconcile" {
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a.GetSignalName() == "reconcile" && (identity == "" || a.GetIdentity() == identity) {
 			n++
 		}
 	}
