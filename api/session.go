@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
+	"svcbridge/service"
 )
 
 // sessionRoutes are the ioFog controller's unauthenticated routes that
@@ -33,46 +33,47 @@ func (s *Server) status(c *gin.Context) {
 	})
 }
 
+var (
+	refreshFields = service.NewFieldSet("refreshToken")
+	loginFields   = service.NewFieldSet("email", "password", "totp")
+)
+
 func (s *Server) refreshSession(c *gin.Context) {
-	var in struct {
-		RefreshToken string `json:"refreshToken"`
-	}
-	if !sessionRequest(c, &in) {
+	in, ok := sessionRequest(c, refreshFields)
+	if !ok {
 		return
 	}
-	tokens, err := s.Sessions.Refresh(c.Request.Context(), in.RefreshToken)
+	tokens, err := s.Sessions.Refresh(c.Request.Context(), in["refreshToken"])
 	s.answerSession(c, tokens, err)
 }
 
 func (s *Server) login(c *gin.Context) {
-	var in struct {
-		Email    string `json:"email"`
-		Password string `json:"password"`
-		TOTP     string `json:"totp"`
-	}
-	if !sessionRequest(c, &in) {
+	in, ok := sessionRequest(c, loginFields)
+	if !ok {
 		return
 	}
-	tokens, err := s.Sessions.Login(c.Request.Context(), in.Email, in.Password, in.TOTP)
+	tokens, err := s.Sessions.Login(c.Request.Context(), in["email"], in["password"], in["totp"])
 	s.answerSession(c, tokens, err)
 }
 
-// sessionRequest decodes a session call's small JSON body into v, refusing
-// unknown keys; when it fails it has answered 4xx and reports false.
-func sessionRequest(c *gin.Context, v any) bool {
-	body, err := readBody(c, "application/json")
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if derr := dec.Decode(v); derr != nil {
-			err = badRequest("Invalid JSON: %v", derr)
+// sessionRequest reads a session call's JSON body with the API's strict
+// reader: only the known string fields, an absent one read as "". When it
+// fails it has answered 4xx and reports false.
+func sessionRequest(c *gin.Context, known service.FieldSet) (map[string]string, bool) {
+	obj, ok := jsonDocument(c, func(body []byte) (map[string]json.RawMessage, error) { return strictJSONObject(body, known) })
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for key := range obj {
+		v, err := jsonField[string](obj, key, "string")
+		if err != nil {
+			fail(c, err)
+			return nil, false
 		}
+		out[key] = *v
 	}
-	if err != nil {
-		fail(c, err)
-		return false
-	}
-	return true
+	return out, true
 }
 
 func (s *Server) answerSession(c *gin.Context, tokens auth.Tokens, err error) {
