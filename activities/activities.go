@@ -83,6 +83,11 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if perr != nil {
 			plan.Invalid = perr.Error()
 		}
+		// The inventory may have moved it since the last write: the
+		// routers' queries read the stored placement.
+		if _, err := tx.SetServicePlacement(ctx, name, p); err != nil {
+			return err
+		}
 		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
 		for _, u := range []string{p.ConnectorSite, p.HubSite} {
 			if u != "" {
@@ -187,13 +192,12 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (res agent
 			return err
 		}
 		res.Name = agent.Name
-		hub := a.ControlPlane != service.ControlPlaneKubernetes
 		tokens, all := a.Tags.AgentTokens(agent.Tags)
-		listeners, err := tx.ListenerServices(ctx, uuid, agent.DefaultRouter, tokens, all, hub)
+		listeners, err := tx.ListenerServices(ctx, uuid, tokens, all)
 		if err != nil {
 			return err
 		}
-		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode, hub && agent.DefaultRouter)
+		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode)
 		if err != nil {
 			return err
 		}

@@ -239,10 +239,12 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 }
 
 // dependentServices names the services to reconcile after an agent
-// changed from old to a: a change of router mode, host or hub role moves
-// or reshapes their objects (connector host, hub endpoint, placement).
+// changed from old to a: a change of router mode, host, hub role or
+// upstream routers moves, reshapes or invalidates their objects
+// (connector host, hub endpoint, placement, the bridge's reach).
 func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
-	if old.RouterMode == a.RouterMode && old.Host == a.Host && old.DefaultRouter == a.DefaultRouter {
+	if old.RouterMode == a.RouterMode && old.Host == a.Host && old.DefaultRouter == a.DefaultRouter &&
+		slices.Equal(old.UpstreamRouters, a.UpstreamRouters) {
 		return nil, nil
 	}
 	return tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)

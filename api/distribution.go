@@ -56,21 +56,15 @@ type deletingDetail struct {
 	Distribution []distributionEntry `json:"distribution"`
 }
 
-// hubAgent returns the agent whose router holds svc's hub listener; nil
-// on a Kubernetes control plane (the hub is the ConfigMap), without a
-// default router, or when that agent has no router.
-func (s *Server) hubAgent(ctx context.Context, tx *store.Tx, svc service.Service) (*inventory.Agent, error) {
-	if s.ControlPlane == service.ControlPlaneKubernetes {
+// hubAgent returns the agent svc's placement puts its hub listener on;
+// nil on a Kubernetes control plane (the hub is the ConfigMap) and when
+// the placement is invalid.
+func hubAgent(ctx context.Context, tx *store.Tx, svc service.Service) (*inventory.Agent, error) {
+	if svc.Placement.HubSite == "" {
 		return nil, nil
 	}
-	var hub inventory.Agent
-	var err error
-	if svc.DefaultBridge != service.DefaultBridge {
-		hub, err = tx.AgentByUUID(ctx, svc.DefaultBridge)
-	} else {
-		hub, err = tx.DefaultRouter(ctx)
-	}
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !hub.HasRouter()) {
+	hub, err := tx.AgentByUUID(ctx, svc.Placement.HubSite)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -92,7 +86,7 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 		for _, a := range selected {
 			by[a.UUID] = &distributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: true, Reason: a.Tag}
 		}
-		hub, err := s.hubAgent(ctx, tx, svc)
+		hub, err := hubAgent(ctx, tx, svc)
 		if err != nil {
 			return nil, err
 		}
@@ -162,8 +156,7 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 	by := map[string]*agentServiceEntry{}
 	if a.HasRouter() {
 		tokens, all := s.Tags.AgentTokens(a.Tags)
-		hub := s.ControlPlane != service.ControlPlaneKubernetes
-		wanted, err := tx.ListenerServices(ctx, a.UUID, a.DefaultRouter, tokens, all, hub)
+		wanted, err := tx.ListenerServices(ctx, a.UUID, tokens, all)
 		if err != nil {
 			return nil, err
 		}
@@ -311,14 +304,7 @@ func (s *Server) previewDistribution(c *gin.Context) {
 				out.IgnoredTags = append(out.IgnoredTags, t)
 			}
 		}
-		hub, err := s.hubAgent(ctx, tx, svc)
-		if err != nil {
-			return err
-		}
-		hubUUID := ""
-		if hub != nil {
-			hubUUID = hub.UUID
-		}
+		hubUUID := svc.Placement.HubSite
 		listening, err := tx.ServiceListeners(ctx, name)
 		if err != nil {
 			return err

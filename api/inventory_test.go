@@ -50,6 +50,8 @@ func insertService(t *testing.T, st *store.Store, name, typ, resource string) {
 			Spec: service.Spec{Name: name, Type: typ, Resource: resource, TargetPort: 8080,
 				DefaultBridge: "default-router", Tags: []string{}},
 			BridgePort: port,
+			// What service.Place says of a default-router service.
+			Placement: service.Placement{OnDefaultRouter: true},
 		})
 	})
 	if err != nil {

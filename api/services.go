@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
 )
@@ -182,8 +181,11 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		fail(c, err)
 		return
 	}
-	svc := service.Service{Spec: spec}
+	var svc service.Service
 	err := s.inTx(c, func(tx *store.Tx) error {
+		// From spec on every attempt: a retried transaction must not start
+		// from what a failed one resolved or read back.
+		svc = service.Service{Spec: spec}
 		if _, err := tx.GetService(ctx, spec.Name); err == nil {
 			return conflict("Service with name %s already exists", spec.Name)
 		}
@@ -219,9 +221,11 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	c.JSON(http.StatusCreated, s.views(ctx, svc)[0])
 }
 
-// applyControlPlane sets what the remote control plane assigns: the
-// service port is the bridge port and the endpoint is the hub's host.
+// applyControlPlane stores the placement and sets what the remote control
+// plane assigns: the service port is the bridge port and the endpoint is
+// the hub's host.
 func (s *Server) applyControlPlane(svc *service.Service, p service.Placement) {
+	svc.Placement = p
 	if s.ControlPlane == service.ControlPlaneKubernetes {
 		return
 	}
@@ -384,16 +388,13 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 		spec.Resource = agent.UUID
 		in.Backend = &agent
 	}
-	if in.Backend != nil && !in.Backend.HasRouter() {
-		return service.Placement{}, badRequest("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", in.Backend.Name)
-	}
 	if spec.DefaultBridge != service.DefaultBridge {
-		bridge, err := s.resolveBridge(ctx, tx, spec.DefaultBridge, in.Backend)
-		if err != nil {
+		bridge, err := tx.GetAgent(ctx, spec.DefaultBridge)
+		if err == nil {
+			in.Bridge = &bridge
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return service.Placement{}, err
 		}
-		spec.DefaultBridge = bridge.UUID
-		in.Bridge = &bridge
 	}
 	hub, err := tx.DefaultRouter(ctx)
 	if err == nil {
@@ -401,30 +402,14 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return service.Placement{}, err
 	}
+	// Place quotes the bridge as the client named it; it is stored by uuid.
 	in.Service = service.Service{Spec: *spec}
 	p, err := service.Place(in)
 	if err != nil {
 		return p, badRequest("%s", err.Error())
 	}
+	if in.Bridge != nil {
+		spec.DefaultBridge = in.Bridge.UUID
+	}
 	return p, nil
-}
-
-// resolveBridge checks a custom defaultBridge: an interior router the
-// backend agent's router connects to directly (one of its upstreamRouters).
-func (s *Server) resolveBridge(ctx context.Context, tx *store.Tx, value string, backend *inventory.Agent) (inventory.Agent, error) {
-	bridge, err := tx.GetAgent(ctx, value)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !bridge.HasRouter()) {
-		return bridge, badRequest("Invalid router '%s'", value)
-	}
-	if err != nil {
-		return bridge, err
-	}
-	if backend == nil || !slices.Contains(backend.UpstreamRouters, bridge.UUID) {
-		backendName := ""
-		if backend != nil {
-			backendName = backend.Name
-		}
-		return bridge, badRequest("Invalid router connection, router %s is not connected to %s", value, backendName)
-	}
-	return bridge, nil
 }

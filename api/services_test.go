@@ -98,10 +98,14 @@ type serviceJSON struct {
 	WorkflowID         string              `json:"workflowId"`
 }
 
-// serviceKeys are the keys of a Service object, exactly.
-var serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge", "servicePort",
-	"k8sType", "kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
-	"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId"}
+// serviceKeys are the keys a Service object always has; unsetKeys are
+// there only when set (absent, not null, as the reference answers).
+var (
+	serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge",
+		"kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
+		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId"}
+	unsetKeys = []string{"servicePort", "k8sType"}
+)
 
 // decodeService decodes one Service, failing unless it has exactly the
 // documented keys (plus the optional others) and tags is a list, never null.
@@ -109,6 +113,12 @@ func decodeService(t *testing.T, r *testResponse, others ...string) serviceJSON 
 	t.Helper()
 	m := r.Map()
 	for _, k := range others {
+		delete(m, k)
+	}
+	for _, k := range unsetKeys {
+		if v, ok := m[k]; ok && v == nil {
+			t.Fatalf("%s: %s is null; an unset field is absent", r.req, k)
+		}
 		delete(m, k)
 	}
 	if keys := slices.Sorted(maps.Keys(m)); !slices.Equal(keys, slices.Sorted(slices.Values(serviceKeys))) {

@@ -2,31 +2,45 @@ package service
 
 import (
 	"fmt"
+	"slices"
 
 	"svcbridge/inventory"
 )
 
 // PlacementInput is what decides where a service's objects go.
 type PlacementInput struct {
+	// Service is the service; its DefaultBridge is the reference as the
+	// client gave it (name or uuid) or as stored (uuid), and errors quote it.
 	Service      Service
 	ControlPlane string
 	// Backend is the agent running the microservice, or the agent itself;
-	// nil for k8s and external.
+	// nil for k8s and external, and when it no longer exists.
 	Backend *inventory.Agent
 	// DefaultRouter is the hub agent of the remote control plane, nil if none.
 	DefaultRouter *inventory.Agent
-	// Bridge is the defaultBridge agent when it is not default-router.
+	// Bridge is the defaultBridge agent when it is not default-router; nil
+	// when it does not exist.
 	Bridge *inventory.Agent
 }
 
-// Placement names the agents (by uuid) that hold a service's connector and
-// hub listener. An empty site is the Kubernetes hub ConfigMap.
+// Placement is where a service's objects go and what that depends on. It
+// is stored with the service: the routers' SQL only looks it up.
 type Placement struct {
+	// ConnectorSite and HubSite are the agents (by uuid) holding the
+	// service's connector and hub listener; empty for the Kubernetes hub
+	// ConfigMap and when the placement is invalid.
 	ConnectorSite string
 	HubSite       string
 	// Endpoint is where clients reach the hub: its host on the remote
 	// control plane; nil where Kubernetes decides.
 	Endpoint *string
+	// BackendAgent and BridgeAgent are the agents (by uuid) whose changes
+	// can move or invalidate the placement, and OnDefaultRouter says it
+	// follows whichever agent is the default router. They are set even
+	// when Place fails, so an agent change that mends it finds the service.
+	BackendAgent    string
+	BridgeAgent     string
+	OnDefaultRouter bool
 }
 
 // errNoRouter says why an agent cannot hold a service object.
@@ -35,43 +49,61 @@ func errNoRouter(a *inventory.Agent) error {
 }
 
 // Place decides where the objects of a service go (seed 000, "Where each
-// object is stored"). Its errors are the ones only an inventory change can
-// fix.
+// object is stored") and checks that they can: every placement rule is
+// here. On error the sites are empty, so no router holds the service's
+// objects; the errors are the ones only an inventory change can fix.
 func Place(in PlacementInput) (Placement, error) {
-	var p Placement
 	s := in.Service
 	remote := in.ControlPlane != ControlPlaneKubernetes
-	switch s.Type {
-	case TypeMicroservice, TypeAgent:
+	customBridge := s.DefaultBridge != DefaultBridge
+	backendType := s.Type == TypeMicroservice || s.Type == TypeAgent
+	var p Placement
+	if in.Backend != nil {
+		p.BackendAgent = in.Backend.UUID
+	}
+	if customBridge && in.Bridge != nil {
+		p.BridgeAgent = in.Bridge.UUID
+	}
+	p.OnDefaultRouter = remote && (!customBridge || !backendType)
+	deps := Placement{BackendAgent: p.BackendAgent, BridgeAgent: p.BridgeAgent, OnDefaultRouter: p.OnDefaultRouter}
+
+	if backendType {
 		if in.Backend == nil {
-			return p, fmt.Errorf("The backend %s %s no longer exists", s.Type, s.Resource)
+			return deps, fmt.Errorf("The backend %s %s no longer exists", s.Type, s.Resource)
 		}
 		if !in.Backend.HasRouter() {
-			return p, errNoRouter(in.Backend)
+			return deps, errNoRouter(in.Backend)
 		}
 		p.ConnectorSite = in.Backend.UUID
-	default:
-		if remote {
-			if in.DefaultRouter == nil {
-				return p, errNoDefaultRouter
+	}
+	// A custom bridge is an interior router the backend's router connects
+	// to directly (one of its upstreamRouters), on either control plane.
+	if customBridge {
+		if in.Bridge == nil || !in.Bridge.HasRouter() {
+			return deps, fmt.Errorf("Invalid router '%s'", s.DefaultBridge)
+		}
+		if in.Backend == nil || !slices.Contains(in.Backend.UpstreamRouters, in.Bridge.UUID) {
+			backend := ""
+			if in.Backend != nil {
+				backend = in.Backend.Name
 			}
-			p.ConnectorSite = in.DefaultRouter.UUID
+			return deps, fmt.Errorf("Invalid router connection, router %s is not connected to %s", s.DefaultBridge, backend)
 		}
 	}
 	if !remote {
 		return p, nil
 	}
+	if !backendType {
+		if in.DefaultRouter == nil {
+			return deps, errNoDefaultRouter
+		}
+		p.ConnectorSite = in.DefaultRouter.UUID
+	}
 	hub := in.DefaultRouter
-	if s.DefaultBridge != DefaultBridge {
+	if customBridge {
 		hub = in.Bridge
-		if hub == nil {
-			return p, fmt.Errorf("Invalid router '%s': the defaultBridge agent no longer exists", s.DefaultBridge)
-		}
-		if !hub.HasRouter() {
-			return p, errNoRouter(hub)
-		}
 	} else if hub == nil {
-		return p, errNoDefaultRouter
+		return deps, errNoDefaultRouter
 	}
 	p.HubSite = hub.UUID
 	host := hub.Host

@@ -73,9 +73,11 @@ func TestPlanRouterRebuildsOwnedEntriesOnly(t *testing.T) {
 
 func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 	hub := &inventory.Agent{UUID: "hub", Name: "hub", RouterMode: inventory.RouterInterior, DefaultRouter: true, Host: "hub.example.com"}
-	fog := &inventory.Agent{UUID: "fog", Name: "fog-a", RouterMode: inventory.RouterEdge}
+	fog := &inventory.Agent{UUID: "fog", Name: "fog-a", RouterMode: inventory.RouterEdge, UpstreamRouters: []string{"hub", "br"}}
+	loose := &inventory.Agent{UUID: "fog", Name: "fog-a", RouterMode: inventory.RouterEdge, UpstreamRouters: []string{"hub"}}
 	none := &inventory.Agent{UUID: "n", Name: "plain", RouterMode: inventory.RouterNone}
 	bridge := &inventory.Agent{UUID: "br", Name: "bridge-b", RouterMode: inventory.RouterInterior, Host: "br.example.com"}
+	edgeBridge := &inventory.Agent{UUID: "br", Name: "bridge-b", RouterMode: inventory.RouterNone}
 	svc := func(typ, bridgeRef string) Service {
 		return Service{Spec: Spec{Name: "s", Type: typ, DefaultBridge: bridgeRef}}
 	}
@@ -93,6 +95,18 @@ func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 		{"no default router", PlacementInput{Service: svc(TypeExternal, DefaultBridge)}, "", "", "",
 			"Default router not found: set defaultRouter on one interior agent"},
 		{"kubernetes: hub objects in the ConfigMap", PlacementInput{Service: svc(TypeMicroservice, DefaultBridge), Backend: fog, ControlPlane: ControlPlaneKubernetes}, "fog", "", "", ""},
+		{"backend gone", PlacementInput{Service: svc(TypeAgent, DefaultBridge), DefaultRouter: hub}, "", "", "",
+			"The backend agent  no longer exists"},
+		// The upstream rule: a custom bridge is one of the backend's upstream routers.
+		{"custom bridge not upstream of the backend", PlacementInput{Service: svc(TypeAgent, "br"), Backend: loose, DefaultRouter: hub, Bridge: bridge}, "", "", "",
+			"Invalid router connection, router br is not connected to fog-a"},
+		{"custom bridge for an external backend", PlacementInput{Service: svc(TypeExternal, "br"), DefaultRouter: hub, Bridge: bridge}, "", "", "",
+			"Invalid router connection, router br is not connected to "},
+		{"custom bridge gone", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, DefaultRouter: hub}, "", "", "", "Invalid router 'br'"},
+		{"custom bridge without router", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, DefaultRouter: hub, Bridge: edgeBridge}, "", "", "", "Invalid router 'br'"},
+		{"kubernetes: the upstream rule holds too", PlacementInput{Service: svc(TypeAgent, "br"), Backend: loose, Bridge: bridge, ControlPlane: ControlPlaneKubernetes}, "", "", "",
+			"Invalid router connection, router br is not connected to fog-a"},
+		{"kubernetes: custom bridge", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, Bridge: bridge, ControlPlane: ControlPlaneKubernetes}, "fog", "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,10 +115,27 @@ func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 				if err == nil || err.Error() != c.fail {
 					t.Fatalf("error %v, want %q", err, c.fail)
 				}
-				return
+				if p.ConnectorSite != "" || p.HubSite != "" || p.Endpoint != nil {
+					t.Errorf("an invalid placement placed objects: %+v", p)
+				}
 			}
-			if err != nil {
+			if err != nil && c.fail == "" {
 				t.Fatal(err)
+			}
+			// What the placement depends on is known even when it fails.
+			if c.in.Backend != nil && p.BackendAgent != c.in.Backend.UUID {
+				t.Errorf("backend agent %q, want %q", p.BackendAgent, c.in.Backend.UUID)
+			}
+			if c.in.Service.DefaultBridge != DefaultBridge && c.in.Bridge != nil && p.BridgeAgent != c.in.Bridge.UUID {
+				t.Errorf("bridge agent %q, want %q", p.BridgeAgent, c.in.Bridge.UUID)
+			}
+			followsHub := c.in.ControlPlane != ControlPlaneKubernetes &&
+				(c.in.Service.DefaultBridge == DefaultBridge || c.in.Service.Type == TypeExternal)
+			if p.OnDefaultRouter != followsHub {
+				t.Errorf("on default router %v, want %v", p.OnDefaultRouter, followsHub)
+			}
+			if c.fail != "" {
+				return
 			}
 			ep := ""
 			if p.Endpoint != nil {

@@ -47,8 +47,10 @@ type Spec struct {
 	Resource      string   `json:"resource"`
 	TargetPort    int      `json:"targetPort"`
 	DefaultBridge string   `json:"defaultBridge"`
-	ServicePort   *int     `json:"servicePort"`
-	K8sType       *string  `json:"k8sType"`
+	// Absent, not null, when unset (as the reference answers), so a GET
+	// answer sent back is not a type error.
+	ServicePort *int    `json:"servicePort,omitempty"`
+	K8sType     *string `json:"k8sType,omitempty"`
 	// Kubernetes is spec.kubernetes, nil when absent.
 	Kubernetes *Kubernetes `json:"kubernetes"`
 }
@@ -66,4 +68,6 @@ type Service struct {
 	ObservedGeneration int64     `json:"observedGeneration"`
 	CreatedAt          time.Time `json:"createdAt"`
 	UpdatedAt          time.Time `json:"updatedAt"`
+	// Placement is where its objects go, as Place last decided it.
+	Placement Placement `json:"-"`
 }

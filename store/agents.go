@@ -7,6 +7,7 @@ import (
 
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
+	"svcbridge/service"
 )
 
 // Agent-related constraint names (see the migrations).
@@ -203,7 +204,8 @@ func (t *Tx) AgentReferences(ctx context.Context, a inventory.Agent) ([]string, 
 		refs = append(refs, "it runs microservices "+strings.Join(names, ", "))
 	}
 	names = nil
-	if err := t.sel(ctx, &names, `SELECT name FROM services WHERE (type = 'agent' AND resource = ?) OR default_bridge = ? ORDER BY name`, a.UUID, a.UUID); err != nil {
+	if err := t.sel(ctx, &names, `SELECT name FROM services WHERE (type = ? AND resource = ?) OR bridge_agent = ? ORDER BY name`,
+		service.TypeAgent, a.UUID, a.UUID); err != nil {
 		return nil, err
 	}
 	if len(names) > 0 {
@@ -218,7 +220,7 @@ func (t *Tx) AgentReferences(ctx context.Context, a inventory.Agent) ([]string, 
 	}
 	if a.DefaultRouter {
 		var n int
-		if err := t.get(ctx, &n, `SELECT COUNT(*) FROM services WHERE default_bridge = 'default-router'`); err != nil {
+		if err := t.get(ctx, &n, `SELECT COUNT(*) FROM services WHERE on_default_router`); err != nil {
 			return nil, err
 		}
 		if n > 0 {
@@ -264,15 +266,13 @@ func (t *Tx) AgentsWithTags(ctx context.Context, tags []string) ([]string, error
 }
 
 // ServicesDependingOn names the services whose placement depends on an
-// agent: backends on it, services bridged through it, and, when it is (or
-// was) the default router, every service whose hub or connector is there.
+// agent, as their stored placement says: placed on it, backed by it,
+// bridged through it, and, when it is (or was) the default router, every
+// service that follows the default router.
 func (t *Tx) ServicesDependingOn(ctx context.Context, uuid string, defaultRouter bool) ([]string, error) {
 	var names []string
 	err := t.sel(ctx, &names, `SELECT name FROM services
-		WHERE (type = 'agent' AND resource = ?)
-			OR (type = 'microservice' AND resource IN (SELECT uuid FROM microservices WHERE agent_uuid = ?))
-			OR default_bridge = ?
-			OR (? AND (default_bridge = 'default-router' OR type IN ('k8s', 'external')))
-		ORDER BY name`, uuid, uuid, uuid, defaultRouter)
+		WHERE connector_site = ? OR hub_site = ? OR backend_agent = ? OR bridge_agent = ? OR (? AND on_default_router)
+		ORDER BY name`, uuid, uuid, uuid, uuid, defaultRouter)
 	return names, err
 }

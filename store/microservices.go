@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"svcbridge/inventory"
+	"svcbridge/service"
 )
 
 // Microservice constraint names.
@@ -58,7 +59,7 @@ func (t *Tx) UpdateMicroservice(ctx context.Context, m *inventory.Microservice) 
 // ServicesOfMicroservice names the services whose backend is uuid.
 func (t *Tx) ServicesOfMicroservice(ctx context.Context, uuid string) ([]string, error) {
 	var names []string
-	return names, t.sel(ctx, &names, `SELECT name FROM services WHERE type = 'microservice' AND resource = ? ORDER BY name`, uuid)
+	return names, t.sel(ctx, &names, `SELECT name FROM services WHERE type = ? AND resource = ? ORDER BY name`, service.TypeMicroservice, uuid)
 }
 
 // DeleteMicroservice removes a microservice.

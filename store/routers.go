@@ -149,9 +149,9 @@ func (t *Tx) SetAgentEntries(ctx context.Context, agentUUID string, want []Entry
 }
 
 // ListenerServices returns the services an agent's router listens for:
-// those its distribution tokens select (every service when all), and, with
-// hub set (remote control plane), those whose hub listener lives on it.
-func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, defaultRouter bool, tokens []string, all, hub bool) ([]service.ListenerWant, error) {
+// those its distribution tokens select (every service when all), and
+// those placed with their hub listener on it.
+func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, tokens []string, all bool) ([]service.ListenerWant, error) {
 	var tagged []service.ListenerWant
 	switch {
 	case all:
@@ -169,11 +169,8 @@ func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, defaultRout
 		}
 	}
 	var hubbed []service.ListenerWant
-	if hub {
-		if err := t.sel(ctx, &hubbed, `SELECT name, bridge_port, '' AS reason FROM services
-			WHERE default_bridge = ? OR (default_bridge = 'default-router' AND ?)`, agentUUID, defaultRouter); err != nil {
-			return nil, err
-		}
+	if err := t.sel(ctx, &hubbed, `SELECT name, bridge_port, '' AS reason FROM services WHERE hub_site = ?`, agentUUID); err != nil {
+		return nil, err
 	}
 	return mergeListeners(tagged, hubbed), nil
 }
@@ -197,10 +194,9 @@ func mergeListeners(tagged, hubbed []service.ListenerWant) []service.ListenerWan
 	return out
 }
 
-// ConnectorServices returns the services whose backend an agent's router
-// reaches: microservices placed on it, the agent itself, and, with hub set
-// on the default router, k8s and external backends.
-func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode string, hub bool) ([]service.ConnectorWant, error) {
+// ConnectorServices returns the services placed with their connector on
+// an agent's router.
+func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode string) ([]service.ConnectorWant, error) {
 	var rows []struct {
 		Name        string `db:"name"`
 		Type        string `db:"type"`
@@ -213,10 +209,9 @@ func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode string
 	err := t.sel(ctx, &rows, `SELECT s.name, s.type, s.resource, s.target_port,
 			COALESCE(m.application, '') AS application, COALESCE(m.name, '') AS ms_name,
 			COALESCE(m.host_network_mode, FALSE) AS host_network_mode
-		FROM services s LEFT JOIN microservices m ON s.type = 'microservice' AND m.uuid = s.resource
-		WHERE (s.type = 'microservice' AND m.agent_uuid = ?) OR (s.type = 'agent' AND s.resource = ?)
-			OR (s.type IN ('k8s', 'external') AND ?)
-		ORDER BY s.name`, agentUUID, agentUUID, hub)
+		FROM services s LEFT JOIN microservices m ON s.type = ? AND m.uuid = s.resource
+		WHERE s.connector_site = ?
+		ORDER BY s.name`, service.TypeMicroservice, agentUUID)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,16 @@ type serviceRow struct {
 	ObservedGeneration int64     `db:"observed_generation"`
 	CreatedAt          time.Time `db:"created_at"`
 	UpdatedAt          time.Time `db:"updated_at"`
+	ConnectorSite      string    `db:"connector_site"`
+	HubSite            string    `db:"hub_site"`
+	BackendAgent       string    `db:"backend_agent"`
+	BridgeAgent        string    `db:"bridge_agent"`
+	OnDefaultRouter    bool      `db:"on_default_router"`
 }
 
 const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
-	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at`
+	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at,
+	connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
 
 func (r serviceRow) service() (service.Service, error) {
 	var k *service.Kubernetes
@@ -54,6 +60,8 @@ func (r serviceRow) service() (service.Service, error) {
 		ProvisioningStatus: r.ProvisioningStatus, ProvisioningError: r.ProvisioningError,
 		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		Placement: service.Placement{ConnectorSite: r.ConnectorSite, HubSite: r.HubSite,
+			BackendAgent: r.BackendAgent, BridgeAgent: r.BridgeAgent, OnDefaultRouter: r.OnDefaultRouter},
 	}, nil
 }
 
@@ -165,10 +173,11 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	p := s.Placement
+	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
-		s.CreatedAt, s.UpdatedAt); err != nil {
+		s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter); err != nil {
 		return err
 	}
 	return t.setServiceTags(ctx, s.Name, s.Tags)
@@ -186,18 +195,21 @@ func (t *Tx) setServiceTags(ctx context.Context, name string, tags []string) err
 	return nil
 }
 
-// UpdateService writes the spec and endpoint of s, bumps its generation and
-// sets it pending. bridgePort never changes.
+// UpdateService writes the spec, placement and endpoint of s, bumps its
+// generation and sets it pending. bridgePort never changes.
 func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 	s.UpdatedAt = now()
 	k, err := kubernetesJSON(s.Kubernetes)
 	if err != nil {
 		return err
 	}
+	p := s.Placement
 	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?, kubernetes = ?,
-			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?
+			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?,
+			connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
 		WHERE name = ?`,
-		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt, s.Name)
+		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt,
+		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter, s.Name)
 	if err != nil {
 		return err
 	}
@@ -205,6 +217,17 @@ func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 		return ErrNotFound
 	}
 	return t.setServiceTags(ctx, s.Name, s.Tags)
+}
+
+// SetServicePlacement stores where a service's objects go now, as a
+// reconcile found it after the inventory changed; it reports whether it
+// changed.
+func (t *Tx) SetServicePlacement(ctx context.Context, name string, p service.Placement) (bool, error) {
+	n, err := t.exec(ctx, `UPDATE services SET connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
+		WHERE name = ? AND NOT (connector_site = ? AND hub_site = ? AND backend_agent = ? AND bridge_agent = ? AND on_default_router = ?)`,
+		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter,
+		name, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
+	return n > 0, err
 }
 
 // DeleteService removes the row; its router entries stay recorded until a

@@ -4,13 +4,17 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/service"
 	"svcbridge/store/storetest"
 )
 
@@ -88,4 +92,90 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 	if code, body := s.do("GET", "/api/v3/services", nil); code != http.StatusOK {
 		t.Errorf("list once the database is back: %d %s", code, body)
 	}
+}
+
+// TestConnectionsKilledDuringCreates ends every session of the database
+// every 50 ms while clients create services in parallel, as a failover
+// or an administrator's pg_terminate_backend would: no request answers
+// 500 (a transaction that lost its connection runs again, or the client
+// is told 503 and retries), and every service becomes ready.
+func TestConnectionsKilledDuringCreates(t *testing.T) {
+	dbURL := storetest.NewPostgresDB(t)
+	s := newSystemOn(t, dbURL, temporaltest.NewServer(temporaltest.WithT(t)))
+	s.startWorker()
+	fault := newPostgresFault(t, dbURL)
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	s.agent(map[string]any{"name": "fog-a", "routerMode": "edge", "upstreamRouters": []string{"hub"}})
+
+	const clients, each = 10, 8
+	stop := make(chan struct{})
+	killed := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				killed <- n
+				return
+			case <-time.After(50 * time.Millisecond):
+				n += fault.terminate()
+			}
+		}
+	}()
+
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wrong []string
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				name := fmt.Sprintf("svc-%d-%d", c, i)
+				body := fmt.Sprintf(`{"name":%q,"type":"agent","resource":"fog-a","targetPort":%d}`, name, 2000+c*each+i)
+				for attempt := 0; ; attempt++ {
+					code, out := post(s.url+"/api/v3/services", body)
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+					// A 503 may come after the commit: the retry then finds the name taken.
+					if code == http.StatusServiceUnavailable && attempt < 20 {
+						time.Sleep(200 * time.Millisecond)
+						continue
+					}
+					if code != http.StatusCreated && !(code == http.StatusConflict && attempt > 0) {
+						mu.Lock()
+						wrong = append(wrong, fmt.Sprintf("create %s: %d %s", name, code, out))
+						mu.Unlock()
+					}
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	t.Logf("ended %d database sessions during the creates; answers by status: %v", <-killed, codes)
+	for _, w := range wrong {
+		t.Error(w)
+	}
+	if codes[http.StatusInternalServerError] > 0 {
+		t.Errorf("%d creates answered 500", codes[http.StatusInternalServerError])
+	}
+	for c := range clients {
+		for i := range each {
+			s.waitStatus(fmt.Sprintf("svc-%d-%d", c, i), service.StatusReady)
+		}
+	}
+}
+
+// post sends a JSON body and returns the status and answer; a transport
+// error is status 0.
+func post(url, body string) (int, string) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
 }

@@ -245,3 +245,43 @@ func TestParallelCreatesGetDistinctPortsAndAllObjects(t *testing.T) {
 		}
 	})
 }
+
+// TestBridgeMustStayUpstreamOfTheBackend: a custom defaultBridge must be
+// one of the backend agent's upstream routers, on a service write and
+// after an agent change. When fog-a stops connecting to bridge-b, the
+// service fails with the reason and bridge-b drops its listener (it could
+// not reach the connector); when fog-a connects again, it is ready again.
+func TestBridgeMustStayUpstreamOfTheBackend(t *testing.T) {
+	forDialects(t, func(t *testing.T, dialect string) {
+		s := newSystem(t, dialect, 1)
+		f := newFleet(s)
+		code, body := s.do("POST", "/api/v3/services", map[string]any{
+			"name": "stray", "type": "agent", "resource": "fog-b", "targetPort": 9000, "defaultBridge": "bridge-b"})
+		if want := "Invalid router connection, router bridge-b is not connected to fog-b"; code != http.StatusBadRequest || !strings.Contains(string(body), want) {
+			t.Errorf("create bridged through a router the backend does not connect to: %d %s, want 400 %q", code, body, want)
+		}
+
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+			"name": "bridged", "type": "agent", "resource": "fog-a", "targetPort": 9000, "defaultBridge": "bridge-b"}, nil)
+		s.waitStatus("bridged", "ready")
+
+		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"upstreamRouters": []string{"hub"}}, nil)
+		got := s.waitStatus("bridged", "failed")
+		want := "Invalid router connection, router " + f.bridge.UUID + " is not connected to fog-a"
+		if got.ProvisioningError == nil || !strings.Contains(*got.ProvisioningError, want) {
+			t.Errorf("after fog-a dropped bridge-b: provisioningError %v, want it to say %q", got.ProvisioningError, want)
+		}
+		s.waitFor("bridge-b and fog-a without bridged's objects", 30*time.Second, func() (bool, string) {
+			l, _ := s.bridges("bridge-b")
+			_, c := s.bridges("fog-a")
+			return l["bridged-listener"] == nil && c["bridged-connector"] == nil,
+				fmt.Sprintf("bridge-b listener %s, fog-a connector %s", l["bridged-listener"], c["bridged-connector"])
+		})
+
+		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"upstreamRouters": []string{"hub", "bridge-b"}}, nil)
+		s.waitStatus("bridged", "ready")
+		if l, _ := s.bridges("bridge-b"); l["bridged-listener"] == nil {
+			t.Errorf("bridged-listener missing on bridge-b once fog-a connects to it again")
+		}
+	})
+}
