@@ -53,7 +53,8 @@ func newBenchSystem(b *testing.B, workers int) benchSystem {
 	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))}))
 	b.Cleanup(ts.Stop)
-	s := &system{t: b, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: service.DefaultTagPrefix}}
+	s := &system{t: b, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: service.DefaultTagPrefix},
+		queue: taskQueue, ids: processIDs}
 	s.connect(ts)
 	for range workers {
 		s.startWorker()
