@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -245,5 +246,36 @@ func TestDashboard(t *testing.T) {
 		if !used[want] {
 			t.Errorf("%s shows nothing of %s", dashboardFile, want)
 		}
+	}
+}
+
+// TestReadmeListsTheMetrics: the README's metrics table lists exactly the
+// svcbridge metrics /metrics serves.
+func TestReadmeListsTheMetrics(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "\n### Metrics, dashboard and alerts\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]bool{}
+	name := regexp.MustCompile("`(svcbridge_[a-z_]+)`")
+	for _, line := range strings.Split(section, "\n") {
+		if first, _, ok := strings.Cut(strings.TrimPrefix(line, "|"), "|"); ok && strings.HasPrefix(line, "|") {
+			for _, m := range name.FindAllStringSubmatch(first, -1) {
+				documented[m[1]] = true
+			}
+		}
+	}
+	for n := range exported(t) {
+		if strings.HasPrefix(n, metrics.Namespace+"_") && !strings.HasSuffix(n, "_bucket") && !strings.HasSuffix(n, "_sum") && !strings.HasSuffix(n, "_count") {
+			if !documented[n] {
+				t.Errorf("README's metrics table does not list %s", n)
+			}
+			delete(documented, n)
+		}
+	}
+	for n := range documented {
+		t.Errorf("README's metrics table lists %s, which svcbridge does not export", n)
 	}
 }
