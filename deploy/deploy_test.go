@@ -1,14 +1,19 @@
 // Package deploy holds svcbridge's deployment files: the Kubernetes
-// manifests (deploy/kubernetes, applied with kustomize) and the container
-// health probe (deploy/probe). The Dockerfile, .dockerignore and
-// docker-compose.yml live at the repository root.
+// manifests (deploy/kubernetes, applied with kustomize), the Helm chart
+// (deploy/helm/svcbridge), the Grafana dashboard and Prometheus alerts
+// (deploy/observability) and the container health probe (deploy/probe).
+// The Dockerfile, .dockerignore and docker-compose.yml live at the
+// repository root.
 //
 // Nothing here can be pulled or run on a machine without a container
 // engine, so these tests check the files the way the tools would read them:
 // every Kubernetes manifest is decoded strictly with client-go's scheme,
-// docker-compose.yml is validated against the Compose specification's JSON
-// schema, and both are checked for what an operator relies on (non-root,
-// probes, resources, roles, and only settings the README documents).
+// the chart is rendered and linted with Helm's SDK and the kustomization
+// built with kustomize's, docker-compose.yml is validated against the
+// Compose specification's JSON schema, the rules and the dashboard's
+// queries are parsed with Prometheus' parsers, and all are checked for what
+// an operator relies on (non-root, probes, resources, roles, and only
+// settings svcbridge reads, metrics it exports).
 package deploy
 
 import (

@@ -29,7 +29,12 @@ const (
 var promql = parser.NewParser(parser.Options{})
 
 // parseRules parses a rule file with Prometheus' own parser and validator
-// (unknown fields, bad PromQL, bad templates are errors).
+// (unknown fields, bad PromQL, bad templates are errors), the code
+// `promtool check rules` and Prometheus itself run. It is the heaviest
+// dependency of these tests (rulefmt pulls the PromQL engine, about 70
+// packages, and the prometheus module raised some of the module's
+// versions); the issue asks for it, and it also gives the PromQL parser
+// the dashboard's queries are read with.
 func parseRules(t *testing.T, where string, content []byte) *rulefmt.RuleGroups {
 	t.Helper()
 	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promql, slog.New(slog.DiscardHandler))

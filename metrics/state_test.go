@@ -157,7 +157,9 @@ func TestStoreGauges(t *testing.T) {
 // failing is a store and a Temporal that do not answer.
 type failing struct{}
 
-func (failing) Counts(context.Context) (store.Counts, error) { return store.Counts{}, errors.New("down") }
+func (failing) Counts(context.Context) (store.Counts, error) {
+	return store.Counts{}, errors.New("down")
+}
 
 // TestGaugesLeftOutWhenUnreadable: a store or Temporal that does not answer
 // leaves its gauges out of the scrape (never a stale or made-up value),
