@@ -85,8 +85,9 @@ var production = release{name: "edge", namespace: "svcbridge", revision: 4, valu
 		"agents": map[string]any{"enabled": true, "className": "nginx", "host": "agents.example.com", "tlsSecretName": "agents-tls"},
 	},
 	"metrics": map[string]any{
-		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
-		"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
+		"serviceMonitor":   map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
+		"prometheusRule":   map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
+		"grafanaDashboard": map[string]any{"enabled": true},
 	},
 }}
 
@@ -492,8 +493,9 @@ type serviceMonitorSpec struct {
 }
 
 // TestChartMonitoring: the ServiceMonitor scrapes /metrics on every api and
-// worker pod through Services that exist, and the PrometheusRule carries
-// deploy/observability/alerts.yaml's rules.
+// worker pod through Services that exist, the PrometheusRule carries
+// deploy/observability/alerts.yaml's rules and the dashboard ConfigMap its
+// dashboard.
 func TestChartMonitoring(t *testing.T) {
 	r := production
 	out := render(t, r)
@@ -530,6 +532,13 @@ func TestChartMonitoring(t *testing.T) {
 		if !found {
 			t.Errorf("no ServiceMonitor endpoint scrapes port %s of %s's pods", role.port, role.deployment)
 		}
+	}
+	dashboard, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm := o.configMaps[strings.TrimSuffix(r.names().configMap, "-config")+"-dashboard"]; cm == nil || cm.Data["svcbridge.json"] != strings.TrimSpace(string(dashboard)) || cm.Labels["grafana_dashboard"] != "1" {
+		t.Errorf("no ConfigMap of %s for Grafana's sidecar (have %v)", dashboardFile, slices.Collect(maps.Keys(o.configMaps)))
 	}
 	fromChart := parseRules(t, "PrometheusRule spec", out.custom["PrometheusRule"][0].Spec)
 	file, err := os.ReadFile(alertsFile)
@@ -685,4 +694,22 @@ func TestKustomizationAgreesWithChart(t *testing.T) {
 	}) {
 		t.Errorf("kustomization.yaml's image tag is not the chart's appVersion %s", c.Metadata.AppVersion)
 	}
+}
+
+// TestChartRemoteControlPlane: with CONTROL_PLANE remote svcbridge needs
+// no Kubernetes API: no Role, and no token in any pod.
+func TestChartRemoteControlPlane(t *testing.T) {
+	r := release{name: "svcbridge", namespace: "iofog", revision: 1,
+		values: map[string]any{"config": map[string]any{"CONTROL_PLANE": "remote"}}}
+	out := render(t, r)
+	o := index(t, append(out.objs, secretsOf(defaults)...))
+	if len(o.roles) > 0 || len(o.bindings) > 0 {
+		t.Errorf("Roles %v and RoleBindings %v on the remote control plane", slices.Collect(maps.Keys(o.roles)), o.bindings)
+	}
+	for _, w := range o.workloads() {
+		if a := w.pod.Spec.AutomountServiceAccountToken; a == nil || *a {
+			t.Errorf("%s %s mounts a service account token", w.kind, w.name)
+		}
+	}
+	checkEnv(t, o, r.namespace)
 }

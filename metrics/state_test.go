@@ -154,7 +154,7 @@ func TestStoreGauges(t *testing.T) {
 	}
 }
 
-// failing is a store and a Temporal that do not answer.
+// failing is a store that does not answer.
 type failing struct{}
 
 func (failing) Counts(context.Context) (store.Counts, error) {
