@@ -382,7 +382,8 @@ func TestChartSchemaRefuses(t *testing.T) {
 		want   string
 	}{
 		{"unknown setting", map[string]any{"config": map[string]any{"TEMPORAL_ADRESS": "x:7233"}}, "TEMPORAL_ADRESS"},
-		{"a number where the environment holds a string", map[string]any{"config": map[string]any{"DB_MAX_OPEN_CONNS": 10}}, "DB_MAX_OPEN_CONNS"},
+		{"a number where a name is wanted", map[string]any{"config": map[string]any{"LOG_LEVEL": 3}}, "LOG_LEVEL"},
+		{"a negative number", map[string]any{"config": map[string]any{"DB_MAX_OPEN_CONNS": -1}}, "DB_MAX_OPEN_CONNS"},
 		{"not a log level", map[string]any{"config": map[string]any{"LOG_LEVEL": "loud"}}, "LOG_LEVEL"},
 		{"not a duration", map[string]any{"config": map[string]any{"RESYNC_INTERVAL": "30"}}, "RESYNC_INTERVAL"},
 		{"latest", map[string]any{"image": map[string]any{"tag": "latest"}}, "tag"},
@@ -709,6 +710,25 @@ func TestChartRemoteControlPlane(t *testing.T) {
 	for _, w := range o.workloads() {
 		if a := w.pod.Spec.AutomountServiceAccountToken; a == nil || *a {
 			t.Errorf("%s %s mounts a service account token", w.kind, w.name)
+		}
+	}
+	checkEnv(t, o, r.namespace)
+}
+
+// TestChartTakesSetValues: `helm install --set config.DB_MAX_OPEN_CONNS=5`
+// hands the chart a number and `--set config.TEMPORAL_TLS=true` a boolean;
+// both reach the environment as the strings svcbridge reads.
+func TestChartTakesSetValues(t *testing.T) {
+	r := release{name: "svcbridge", namespace: "iofog", revision: 1, values: map[string]any{"config": map[string]any{
+		"DB_MAX_OPEN_CONNS": int64(5), "DB_MAX_IDLE_CONNS": int64(5), "TEMPORAL_TLS": true, "DRIFT_INTERVAL": int64(0)}}}
+	o := index(t, append(render(t, r).objs, secretsOf(defaults)...))
+	cm := o.configMaps[r.names().configMap]
+	if cm == nil {
+		t.Fatalf("no ConfigMap %s", r.names().configMap)
+	}
+	for k, want := range map[string]string{"DB_MAX_OPEN_CONNS": "5", "TEMPORAL_TLS": "true", "DRIFT_INTERVAL": "0"} {
+		if cm.Data[k] != want {
+			t.Errorf("ConfigMap %s = %q, want %q", k, cm.Data[k], want)
 		}
 	}
 	checkEnv(t, o, r.namespace)
