@@ -355,6 +355,8 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	if err != nil || len(claimed) == 0 {
 		return AgentBatch{}, err
 	}
+	// Timed from the claim: a poll that found no agent is not a batch.
+	defer func(start time.Time) { metrics.FanoutBatch.Observe(time.Since(start).Seconds()) }(time.Now())
 	var mu sync.Mutex
 	var done []store.QueuedAgent
 	names := make([]string, len(claimed))

@@ -93,6 +93,9 @@ func New(o Options) http.Handler {
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
 	})
+	for _, route := range r.Routes() {
+		metrics.InitRoute(route.Method, route.Path)
+	}
 	return r
 }
 

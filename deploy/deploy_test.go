@@ -1,14 +1,19 @@
 // Package deploy holds svcbridge's deployment files: the Kubernetes
-// manifests (deploy/kubernetes, applied with kustomize) and the container
-// health probe (deploy/probe). The Dockerfile, .dockerignore and
-// docker-compose.yml live at the repository root.
+// manifests (deploy/kubernetes, applied with kustomize), the Helm chart
+// (deploy/helm/svcbridge), the Grafana dashboard and Prometheus alerts
+// (deploy/observability) and the container health probe (deploy/probe).
+// The Dockerfile, .dockerignore and docker-compose.yml live at the
+// repository root.
 //
 // Nothing here can be pulled or run on a machine without a container
 // engine, so these tests check the files the way the tools would read them:
 // every Kubernetes manifest is decoded strictly with client-go's scheme,
-// docker-compose.yml is validated against the Compose specification's JSON
-// schema, and both are checked for what an operator relies on (non-root,
-// probes, resources, roles, and only settings the README documents).
+// the chart is rendered and linted with Helm's SDK and the kustomization
+// built with kustomize's, docker-compose.yml is validated against the
+// Compose specification's JSON schema, the rules and the dashboard's
+// queries are parsed with Prometheus' parsers, and all are checked for what
+// an operator relies on (non-root, probes, resources, roles, and only
+// settings svcbridge reads, metrics it exports).
 package deploy
 
 import (
@@ -72,14 +77,27 @@ func readmeTable(t *testing.T) []readmeSetting {
 	}
 	var rows []readmeSetting
 	in := false
-	row := regexp.MustCompile("^\\|\\s*`([A-Z][A-Z0-9_]*)`\\s*\\|\\s*(?:`--([a-z0-9-]+)`)?\\s*\\|")
+	// A row may document several variables with their flags, in order
+	// (`TEMPORAL_TLS_CERT`, `TEMPORAL_TLS_KEY` | `--temporal-tls-cert`, ...).
+	row := regexp.MustCompile("^\\|\\s*(`[A-Z][A-Z0-9_]*`(?:,\\s*`[A-Z][A-Z0-9_]*`)*)\\s*\\|([^|]*)\\|")
+	env := regexp.MustCompile("`([A-Z][A-Z0-9_]*)`")
+	flag := regexp.MustCompile("`--([a-z0-9-]+)`")
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(line, "## ") {
 			in = strings.TrimSpace(line) == "## Configuration"
 			continue
 		}
-		if m := row.FindStringSubmatch(line); in && m != nil {
-			rows = append(rows, readmeSetting{env: m[1], flag: m[2]})
+		m := row.FindStringSubmatch(line)
+		if !in || m == nil {
+			continue
+		}
+		flags := flag.FindAllStringSubmatch(m[2], -1)
+		for i, e := range env.FindAllStringSubmatch(m[1], -1) {
+			r := readmeSetting{env: e[1]}
+			if i < len(flags) {
+				r.flag = flags[i][1]
+			}
+			rows = append(rows, r)
 		}
 	}
 	if len(rows) == 0 {
@@ -163,15 +181,19 @@ type manifest struct {
 }
 
 type kustomization struct {
-	APIVersion string   `yaml:"apiVersion"`
-	Kind       string   `yaml:"kind"`
-	Namespace  string   `yaml:"namespace"`
-	Resources  []string `yaml:"resources"`
-	Images     []struct {
-		Name    string `yaml:"name"`
-		NewName string `yaml:"newName"`
-		NewTag  string `yaml:"newTag"`
-	} `yaml:"images"`
+	APIVersion string           `yaml:"apiVersion"`
+	Kind       string           `yaml:"kind"`
+	Namespace  string           `yaml:"namespace"`
+	Resources  []string         `yaml:"resources"`
+	Images     []kustomizeImage `yaml:"images"`
+	// Checked by building the kustomization (TestKustomizationAgreesWithChart).
+	Replacements []map[string]any `yaml:"replacements"`
+}
+
+type kustomizeImage struct {
+	Name    string `yaml:"name"`
+	NewName string `yaml:"newName"`
+	NewTag  string `yaml:"newTag"`
 }
 
 func readKustomization(t *testing.T) kustomization {
@@ -212,42 +234,62 @@ func manifestFiles(t *testing.T) []string {
 // (with real values) instead of the kustomization.
 func isExample(file string) bool { return strings.Contains(file, ".example.") }
 
-// decodeManifests strictly decodes every document of every manifest file
-// with client-go's scheme: an unknown kind or apiVersion, an unknown or
-// misspelt field, or a duplicated key is an error, as for kubectl.
+// strict decodes with client-go's scheme: an unknown kind or apiVersion,
+// an unknown or misspelt field, or a duplicated key is an error, as for
+// kubectl.
+var strict = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
+	kjson.SerializerOptions{Yaml: true, Strict: true})
+
+// splitYAML returns the documents of a YAML stream that hold something
+// other than comments.
+func splitYAML(t *testing.T, where string, r io.Reader) [][]byte {
+	t.Helper()
+	yr := kyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs [][]byte
+	for i := 1; ; i++ {
+		doc, err := yr.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("%s: document %d: %v", where, i, err)
+		}
+		if !isBlank(doc) {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// decodeStrict decodes one document strictly (see strict), in a stable
+// API version.
+func decodeStrict(doc []byte) (runtime.Object, error) {
+	obj, gvk, err := strict.Decode(doc, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(gvk.Version, "alpha") || strings.Contains(gvk.Version, "beta") {
+		return nil, fmt.Errorf("%s uses %s; use the stable API version", gvk.Kind, gvk.GroupVersion())
+	}
+	return obj, nil
+}
+
+// decodeManifests strictly decodes every document of every manifest file.
 func decodeManifests(t *testing.T) []manifest {
 	t.Helper()
-	strict := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
-		kjson.SerializerOptions{Yaml: true, Strict: true})
 	var out []manifest
 	for _, file := range manifestFiles(t) {
-		f, err := os.Open(filepath.Join(kubeDir, file))
+		b, err := os.ReadFile(filepath.Join(kubeDir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := kyaml.NewYAMLReader(bufio.NewReader(f))
-		for i := 1; ; i++ {
-			doc, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for i, doc := range splitYAML(t, file, bytes.NewReader(b)) {
+			obj, err := decodeStrict(doc)
 			if err != nil {
-				t.Fatalf("%s: document %d: %v", file, i, err)
-			}
-			if isBlank(doc) {
+				t.Errorf("%s: document %d: %v", file, i+1, err)
 				continue
-			}
-			obj, gvk, err := strict.Decode(doc, nil, nil)
-			if err != nil {
-				t.Errorf("%s: document %d: %v", file, i, err)
-				continue
-			}
-			if strings.Contains(gvk.Version, "alpha") || strings.Contains(gvk.Version, "beta") {
-				t.Errorf("%s: %s uses %s; use the stable API version", file, gvk.Kind, gvk.GroupVersion())
 			}
 			out = append(out, manifest{file: file, obj: obj})
 		}
-		f.Close()
 	}
 	if len(out) == 0 {
 		t.Fatal("no manifests decoded")
@@ -386,7 +428,13 @@ func TestManifestsDecodeWithClientGoScheme(t *testing.T) {
 }
 
 func TestWorkloadsRunSafely(t *testing.T) {
-	o := index(t, decodeManifests(t))
+	checkWorkloadsSafe(t, index(t, decodeManifests(t)))
+}
+
+// checkWorkloadsSafe: every container runs as non-root, read-only, without
+// privileges, with resource requests and a memory limit.
+func checkWorkloadsSafe(t *testing.T, o objects) {
+	t.Helper()
 	for _, w := range o.workloads() {
 		where := w.kind + " " + w.name
 		ps := w.pod.Spec
@@ -434,21 +482,47 @@ func TestWorkloadsRunSafely(t *testing.T) {
 	}
 }
 
-// The roles: which workload runs which svcbridge command.
-var roles = []struct{ kind, name, role string }{
-	{"Deployment", apiName, "api"},
-	{"Deployment", workerName, "worker"},
-	{"Job", migrateName, "migrate"},
+// names are the objects' names: the kustomization's, or a Helm release's.
+type names struct{ api, worker, migrate, configMap string }
+
+var kustomizeNames = names{api: apiName, worker: workerName, migrate: migrateName, configMap: configMap}
+
+// roles says which workload runs which svcbridge command.
+func (n names) roles() []struct{ kind, name, role string } {
+	return []struct{ kind, name, role string }{
+		{"Deployment", n.api, "api"},
+		{"Deployment", n.worker, "worker"},
+		{"Job", n.migrate, "migrate"},
+	}
 }
 
 func TestWorkloadsRunTheirRole(t *testing.T) {
 	o := index(t, decodeManifests(t))
+	image := checkRoles(t, o, kustomizeNames)
+	k := readKustomization(t)
+	name, _, _ := strings.Cut(image, ":")
+	found := false
+	for _, im := range k.Images {
+		found = found || im.Name == name
+		if im.NewTag == "" || im.NewTag == "latest" {
+			t.Errorf("kustomization.yaml: image %s tag %q; pin a version (IfNotPresent nodes keep whatever latest was)", im.Name, im.NewTag)
+		}
+	}
+	if !found {
+		t.Errorf("kustomization.yaml has no images entry for %s (where an operator sets the registry and tag)", name)
+	}
+}
+
+// checkRoles: each role's workload runs its svcbridge command from one
+// image, and each Deployment selects its own pods only. It returns the image.
+func checkRoles(t *testing.T, o objects, n names) string {
+	t.Helper()
 	byName := map[string]workload{}
 	for _, w := range o.workloads() {
 		byName[w.name] = w
 	}
 	var image string
-	for _, r := range roles {
+	for _, r := range n.roles() {
 		w, ok := byName[r.name]
 		if !ok || w.kind != r.kind {
 			t.Errorf("no %s %s", r.kind, r.name)
@@ -472,17 +546,7 @@ func TestWorkloadsRunTheirRole(t *testing.T) {
 			t.Errorf("%s: pod label app.kubernetes.io/component=%q, want %s", r.name, w.pod.Labels["app.kubernetes.io/component"], r.role)
 		}
 	}
-	k := readKustomization(t)
-	name, _, _ := strings.Cut(image, ":")
-	found := false
-	for _, im := range k.Images {
-		found = found || im.Name == name
-	}
-	if !found {
-		t.Errorf("kustomization.yaml has no images entry for %s (where an operator sets the registry and tag)", name)
-	}
-
-	for _, name := range []string{apiName, workerName} {
+	for _, name := range []string{n.api, n.worker} {
 		d := o.deployments[name]
 		if d == nil {
 			continue
@@ -500,15 +564,22 @@ func TestWorkloadsRunTheirRole(t *testing.T) {
 			}
 		}
 	}
-	if j := o.jobs[migrateName]; j != nil {
+	if j := o.jobs[n.migrate]; j != nil {
 		if p := j.Spec.Template.Spec.RestartPolicy; p != corev1.RestartPolicyOnFailure && p != corev1.RestartPolicyNever {
-			t.Errorf("%s: restartPolicy %q", migrateName, p)
+			t.Errorf("%s: restartPolicy %q", n.migrate, p)
 		}
 	}
+	return image
 }
 
 func TestAPIProbesAndService(t *testing.T) {
-	o := index(t, decodeManifests(t))
+	checkAPI(t, index(t, decodeManifests(t)), kustomizeNames)
+}
+
+// checkAPI: the api's probes and Service use the port LISTEN opens.
+func checkAPI(t *testing.T, o objects, n names) {
+	t.Helper()
+	apiName, configMap := n.api, n.configMap
 	d := o.deployments[apiName]
 	if d == nil || len(d.Spec.Template.Spec.Containers) != 1 {
 		t.Fatalf("no Deployment %s with one container", apiName)
@@ -617,7 +688,14 @@ func envValue(c corev1.Container, o objects, name string) string {
 // ServiceAccount rbac.yaml binds, the only workload that needs the
 // Kubernetes API.
 func TestWorkerProbeAndServiceAccount(t *testing.T) {
-	o := index(t, decodeManifests(t))
+	checkWorker(t, index(t, decodeManifests(t)), kustomizeNames)
+}
+
+// checkWorker: the worker's probes, ServiceAccount and Role, no token for
+// the other workloads, and PodDisruptionBudgets of one Deployment each.
+func checkWorker(t *testing.T, o objects, n names) {
+	t.Helper()
+	workerName := n.worker
 	d := o.deployments[workerName]
 	if d == nil || len(d.Spec.Template.Spec.Containers) != 1 {
 		t.Fatalf("no Deployment %s with one container", workerName)
@@ -679,7 +757,14 @@ func TestWorkerProbeAndServiceAccount(t *testing.T) {
 // svcbridge container gets is a setting of the README's table, with a
 // value the binary accepts, and DATABASE_URL comes from a Secret.
 func TestManifestsUseDocumentedSettings(t *testing.T) {
-	o := index(t, decodeManifests(t))
+	checkEnv(t, index(t, decodeManifests(t)), readKustomization(t).Namespace)
+}
+
+// checkEnv: every environment variable of every container is a setting of
+// the README's table, resolved (ConfigMaps, Secrets, the pod's namespace)
+// as the kubelet would, and svcbridge starts with them.
+func checkEnv(t *testing.T, o objects, namespace string) {
+	t.Helper()
 	docs := documented(t)
 	for _, w := range o.workloads() {
 		for _, c := range w.pod.Spec.Containers {
@@ -732,7 +817,7 @@ func TestManifestsUseDocumentedSettings(t *testing.T) {
 					}
 					values[e.Name] = cm.Data[ref.Key]
 				case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
-					values[e.Name] = readKustomization(t).Namespace
+					values[e.Name] = namespace
 				default:
 					values[e.Name] = "from-the-pod" // other field and resource refs
 				}

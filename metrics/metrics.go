@@ -1,11 +1,19 @@
 // Package metrics holds svcbridge's Prometheus metrics, served at /metrics:
 // HTTP traffic, provisioning outcomes and latency, router-config writes,
-// Kubernetes API calls, fan-out sizes, and the Temporal SDK's own metrics.
+// Kubernetes API calls, fan-out sizes and durations, drift repairs, the
+// services by status and the agents behind on their router config (read
+// from the store at scrape time), the workers polling the task queue, the
+// build, and the Temporal SDK's own metrics.
+//
+// Every counter and histogram has its series from the start, at zero, for
+// each label value svcbridge records (Known): a dashboard or an alert on
+// rate() or increase() sees "nothing happened" rather than "no data".
 package metrics
 
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,26 +23,36 @@ import (
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+
+	"svcbridge/buildinfo"
+	"svcbridge/service"
 )
+
+// Namespace prefixes every svcbridge metric.
+const Namespace = "svcbridge"
 
 // Registry is every metric of this process.
 var Registry = prometheus.NewRegistry()
 
-func init() {
-	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-}
-
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "svcbridge", Name: name, Help: help}, labels)
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
 	Registry.MustRegister(c)
 	return c
 }
 
 func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "svcbridge", Name: name, Help: help, Buckets: buckets}, labels)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
 	Registry.MustRegister(h)
 	return h
 }
+
+// Label values svcbridge records, shared by the recording code's tests and
+// Known.
+const (
+	RouterAgent        = "agent"
+	RouterHubConfigMap = "hub-configmap"
+	RouterKubeService  = "kubernetes-service"
+)
 
 var (
 	// HTTPRequests counts API requests by method, route template and status.
@@ -56,11 +74,64 @@ var (
 	// Fanout is the number of agents one service change signals.
 	Fanout = histogramVec("fanout_agents", "Agents signalled by one service reconcile.",
 		[]float64{1, 10, 100, 500, 1000, 2000, 5000, 10000, 50000}).WithLabelValues()
+	// FanoutBatch is the time one batch of the agent fan-out takes to
+	// rebuild its agents' router configs (up to 250 agents).
+	FanoutBatch = histogramVec("fanout_batch_seconds", "Time to rebuild the router configs of one batch of agents.",
+		[]float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}).WithLabelValues()
+	// ScrapeErrors counts the scrape-time reads (store, temporal) that
+	// failed; their gauges are left out of that scrape.
+	ScrapeErrors = counterVec("scrape_errors_total", "Scrape-time reads of the gauges that failed, by source.", "source")
 )
 
-// Handler serves the registry in the Prometheus text format.
+// Known lists, per counter or histogram vector, the label values
+// svcbridge records, in the vector's label order. init creates each
+// series at zero. HTTP requests are created per route by the API
+// (InitRoute): their codes are open-ended, their routes are the API's.
+var Known = map[*prometheus.MetricVec][][]string{
+	Reconciles.MetricVec:   {{service.StatusReady}, {service.StatusFailed}},
+	RouterWrites.MetricVec: {{RouterAgent}, {RouterHubConfigMap}},
+	Repairs.MetricVec:      {{RouterAgent}, {RouterHubConfigMap}, {RouterKubeService}},
+	// The calls activities/kube.go makes (kubeCall), each ok or error.
+	KubeCalls.MetricVec: withResults(
+		[]string{"get", "services"}, []string{"ensure", "services"}, []string{"delete", "services"},
+		[]string{"poll", "services"}, []string{"update", "configmaps"}),
+	ScrapeErrors.MetricVec: {{sourceStore}, {sourceTemporal}},
+}
+
+func withResults(calls ...[]string) [][]string {
+	var out [][]string
+	for _, c := range calls {
+		out = append(out, append(c[:2:2], "ok"), append(c[:2:2], "error"))
+	}
+	return out
+}
+
+// InitRoute creates the latency series of one API route, so every route
+// has one from the start.
+func InitRoute(method, route string) {
+	HTTPDuration.WithLabelValues(method, route)
+}
+
+// buildInfo is 1, labelled with what this binary is.
+var buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+	Help: "svcbridge's version and the Go version it was built with; always 1."}, []string{"version", "goversion"})
+
+func init() {
+	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo)
+	buildInfo.WithLabelValues(buildinfo.Version(), runtime.Version()).Set(1)
+	for vec, values := range Known {
+		for _, lv := range values {
+			if _, err := vec.GetMetricWithLabelValues(lv...); err != nil {
+				panic("metrics: Known: " + err.Error())
+			}
+		}
+	}
+}
+
+// Handler serves the registry in the Prometheus text format. A collector
+// that fails leaves its metrics out and the rest is served.
 func Handler() http.Handler {
-	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry})
+	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry, ErrorHandling: promhttp.ContinueOnError})
 }
 
 // Temporal returns an SDK metrics handler that reports into Registry, and

@@ -121,6 +121,8 @@ type parts struct {
 	log      *slog.Logger
 	store    *store.Store
 	temporal client.Client
+	// unwatch removes the scrape-time gauges of store and temporal.
+	unwatch func()
 }
 
 func (p parts) workflowsClient() workflows.Client {
@@ -258,10 +260,12 @@ func connect(ctx context.Context, cfg config.Config, dbURL string) (parts, error
 	if err := workflows.RegisterSearchAttributes(ctx, p.temporal, cfg.TemporalNamespace); err != nil {
 		p.log.Warn("could not register the search attributes; add them to the namespace once (see the README)", "error", err)
 	}
+	p.unwatch = metrics.Watch(metrics.Source{Store: p.store, Pollers: p.workflowsClient().Pollers, TaskQueue: cfg.TaskQueue})
 	return p, nil
 }
 
 func (p parts) close() {
+	p.unwatch()
 	p.temporal.Close()
 	p.store.Close()
 }

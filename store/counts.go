@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+
+	"svcbridge/service"
+)
+
+// Counts is the state the metrics gauges show at scrape time.
+type Counts struct {
+	Ready    int `db:"ready"`
+	Pending  int `db:"pending"`
+	Failed   int `db:"failed"`
+	Deleting int `db:"deleting"`
+	// AgentsUnacknowledged counts the agents whose microserviceConfig flag
+	// is raised: a router config change they have not acknowledged.
+	AgentsUnacknowledged int `db:"agents_unacknowledged"`
+	// OldestUnacknowledged is the smallest lastUpdated (ms since the epoch)
+	// among those agents, 0 when there is none: the newest change of the
+	// agent that has waited longest, so now minus it is how long that agent
+	// has at least been behind.
+	OldestUnacknowledged int64 `db:"oldest_unacknowledged"`
+}
+
+// Counts reads the services by status and the agents behind on their
+// router config in one statement. It runs outside a transaction: it only
+// reads, and on SQLite a transaction would take the write lock (see open)
+// and queue a scrape behind the writers.
+func (s *Store) Counts(ctx context.Context) (Counts, error) {
+	var c Counts
+	err := s.db.GetContext(ctx, &c, s.db.Rebind(`SELECT
+		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS ready,
+		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS pending,
+		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS failed,
+		(SELECT COUNT(*) FROM (`+deletingNames+`) d) AS deleting,
+		(SELECT COUNT(*) FROM agent_changes WHERE microservice_config) AS agents_unacknowledged,
+		(SELECT COALESCE(MIN(last_updated), 0) FROM agent_changes WHERE microservice_config) AS oldest_unacknowledged`),
+		service.StatusReady, service.StatusPending, service.StatusFailed)
+	return c, mapErr(err)
+}
