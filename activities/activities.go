@@ -337,7 +337,7 @@ type AgentBatch struct {
 	// Services counts the distinct services on the routers reconciled.
 	Services int
 	// Failed are "agent: reason" of the agents whose write failed; they
-	// keep their mark and are claimed again when their lease ends.
+	// keep their mark and are claimed again after RetryFailedAgents.
 	Failed []string
 }
 
@@ -358,7 +358,7 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	// Timed from the claim: a poll that found no agent is not a batch.
 	defer func(start time.Time) { metrics.FanoutBatch.Observe(time.Since(start).Seconds()) }(time.Now())
 	var mu sync.Mutex
-	var done []store.QueuedAgent
+	var done, retry []store.QueuedAgent
 	names := make([]string, len(claimed))
 	services := map[string]bool{}
 	failed := make([]string, len(claimed))
@@ -370,8 +370,9 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				activity.GetLogger(ctx).Warn("agent reconcile failed; retried when its lease ends", "agent", q.Agent, "error", err)
+				activity.GetLogger(ctx).Warn("agent reconcile failed; retried in a few seconds", "agent", q.Agent, "error", err)
 				failed[i] = q.Agent + ": " + Reason(err)
+				retry = append(retry, q)
 				return nil
 			}
 			names[i] = cmp.Or(res.Name, q.Agent)
@@ -386,8 +387,17 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	g.Wait()
 	batch := AgentBatch{Claimed: len(claimed), Services: len(services),
 		Names: firstN(names, batchNames), Failed: firstN(failed, len(failed))}
-	return batch, a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DoneQueuedAgents(ctx, done) })
+	return batch, a.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DoneQueuedAgents(ctx, done); err != nil {
+			return err
+		}
+		return tx.RetryQueuedAgents(ctx, retry, time.Now().Add(RetryFailedAgents))
+	})
 }
+
+// RetryFailedAgents is how soon an agent whose router write failed is
+// claimed again (the agent queue's workflow looks again as soon).
+const RetryFailedAgents = 5 * time.Second
 
 // firstN returns the first n non-empty strings of list.
 func firstN(list []string, n int) []string {

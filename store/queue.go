@@ -57,6 +57,18 @@ func (t *Tx) DoneQueuedAgents(ctx context.Context, done []QueuedAgent) error {
 	return nil
 }
 
+// RetryQueuedAgents shortens the lease of marks whose reconcile failed, so
+// that a batch claims them again at retryAt rather than when the lease
+// would have ended; a newer mark of the same agent is already claimable.
+func (t *Tx) RetryQueuedAgents(ctx context.Context, failed []QueuedAgent, retryAt time.Time) error {
+	for _, f := range failed {
+		if _, err := t.exec(ctx, `UPDATE agent_queue SET claimed_until = ? WHERE agent_uuid = ? AND seq = ?`, retryAt.UTC(), f.Agent, f.Seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // QueuedAgentCount counts the agents waiting for a reconcile.
 func (t *Tx) QueuedAgentCount(ctx context.Context) (int, error) {
 	var n int

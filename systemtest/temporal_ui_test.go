@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/store"
 	"svcbridge/workflows"
 )
 
@@ -201,5 +202,51 @@ func TestTwoInstallationsShareANamespace(t *testing.T) {
 			t.Errorf("workflow %s: %v", got.WorkflowID, err)
 		}
 		s.waitListed(`ProvisioningStatus="ready" AND WorkflowId STARTS_WITH "`+s.wf.Prefix+`"`, got.WorkflowID)
+	}
+}
+
+// TestFailedAgentWriteRetriedSoon: an agent whose router config cannot be
+// rewritten (it is not JSON) fails its batch, which the Web UI lists as a
+// failed AgentBatchWorkflow; once the config is mended, a batch a few
+// seconds later writes the listener, not one when the claim's lease ends.
+func TestFailedAgentWriteRetriedSoon(t *testing.T) {
+	s := newSystem(t, store.Postgres, 1)
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	fog := s.agent(map[string]any{"name": "fog-x", "tags": []string{"service.iofog.org/tag: all"}})
+	write := func(cfg string) {
+		err := s.store.InTx(context.Background(), func(tx *store.Tx) error {
+			return tx.WriteRouterConfig(context.Background(), fog.UUID, []byte(cfg))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	listening := func(name string) func() (bool, string) {
+		return func() (bool, string) {
+			l, _ := s.bridges("fog-x")
+			return l[name+"-listener"] != nil, fmt.Sprint(l)
+		}
+	}
+	create := func(name string) {
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": name, "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
+		s.waitStatus(name, "ready")
+	}
+	// fog-x's queued work is done once it listens for web.
+	create("web")
+	s.waitFor("fog-x listening for web", 30*time.Second, listening("web"))
+
+	write(`{"bridges":`)
+	create("shop")
+	s.waitFor("a failed agent batch in the visibility store", 30*time.Second, func() (bool, string) {
+		ids := s.listIDs(`WorkflowType = "AgentBatchWorkflow" AND ExecutionStatus = "Failed"`)
+		return len(ids) > 0, fmt.Sprint(ids)
+	})
+	time.Sleep(time.Second) // no write of fog-x is in flight
+
+	write(`{}`)
+	mended := time.Now()
+	s.waitFor("fog-x listening for shop", 30*time.Second, listening("shop"))
+	if took := time.Since(mended); took > 15*time.Second {
+		t.Errorf("fog-x was written %s after its config was mended, want within 15 s", took)
 	}
 }

@@ -232,12 +232,18 @@ func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Dura
 // agent about one router rewrite, and thousands of agents cost a handful
 // of children, far within Temporal's limits on pending work and history.
 // A child whose agent writes failed fails (red in the Web UI); its agents
-// keep their marks and a later batch retries them when their lease ends.
+// keep their marks and a batch a few seconds later retries them.
 func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
 	queueID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	// retryAt is when the agents of a failed batch are claimable again;
+	// zero when none wait. A signal may end a wait before it.
+	var retryAt time.Time
 	for round := 0; round < maxIterations; round++ {
 		drain(signals)
+		if !retryAt.IsZero() && !workflow.Now(ctx).Before(retryAt) {
+			retryAt = time.Time{}
+		}
 		for full := true; full; {
 			futures := make([]workflow.Future, drainWindow)
 			for i := range futures {
@@ -251,10 +257,19 @@ func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 			for _, f := range futures {
 				var b activities.AgentBatch
 				err := f.Get(ctx, &b)
+				if err != nil {
+					retryAt = workflow.Now(ctx).Add(activities.RetryFailedAgents + time.Second)
+				}
 				full = full && err == nil && b.Claimed == drainBatch
 			}
 		}
-		waitForSignal(ctx, signals, time.Minute)
+		// Failed writes are retried soon; otherwise a minute is for
+		// leases of a worker that died.
+		wait := time.Minute
+		if !retryAt.IsZero() {
+			wait = max(retryAt.Sub(workflow.Now(ctx)), time.Second)
+		}
+		waitForSignal(ctx, signals, wait)
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
 }
@@ -273,7 +288,7 @@ func AgentBatchWorkflow(ctx workflow.Context, in AgentBatchInput) (activities.Ag
 	}
 	workflow.SetCurrentDetails(ctx, batchSummary(b))
 	if len(b.Failed) > 0 {
-		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried when their lease ends: %s",
+		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried in a few seconds: %s",
 			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), activities.ErrRouterWrite)
 	}
 	return b, nil

@@ -136,7 +136,7 @@ func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
 		Failed: []string{"b: database is down"}}, nil)
 	env.ExecuteWorkflow(AgentBatchWorkflow, AgentBatchInput{Limit: 250})
 	var app *temporal.ApplicationError
-	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "1 of 2 agent router writes failed, retried when their lease ends: b: database is down" {
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "1 of 2 agent router writes failed, retried in a few seconds: b: database is down" {
 		t.Fatalf("error %v, want the failed agent named", err)
 	}
 }
