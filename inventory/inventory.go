@@ -43,15 +43,22 @@ const (
 	RouterNone     = "none"
 )
 
-// Limits on inventory input.
+// Limits on input, one set for agents and services. Tags are stored one
+// per row and a service's become annotations: 64 tags of up to 1024 bytes
+// leave room for long annotation values (ARNs, CIDR lists) while keeping a
+// Kubernetes Service far below its 256 KiB annotation limit.
 const (
 	MaxTags      = 64
-	MaxTagLength = 512
+	MaxTagLength = 1024 // bytes
 	MaxHost      = 253
 	MaxUpstreams = 16
 )
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// IsDNSLabel reports whether s has a DNS-1123 label's form (the length is
+// the caller's to check, for a clearer message).
+func IsDNSLabel(s string) bool { return dnsLabel.MatchString(s) }
 
 // ValidName checks a DNS label of at most 63 characters; what names the
 // field in the message.
@@ -59,7 +66,7 @@ func ValidName(what, name string) error {
 	if name == "" {
 		return fmt.Errorf("Required field '%s' is missing", what)
 	}
-	if len(name) > 63 || !dnsLabel.MatchString(name) {
+	if len(name) > 63 || !IsDNSLabel(name) {
 		return fmt.Errorf("Invalid format for field '%s': %q must be a DNS label (lower-case letters, digits and '-', at most 63 characters)", what, name)
 	}
 	return nil
@@ -98,7 +105,7 @@ func ValidateAgent(a Agent) error {
 // ValidateTags bounds a tag list; tags are otherwise stored verbatim.
 func ValidateTags(tags []string) error {
 	if len(tags) > MaxTags {
-		return fmt.Errorf("Field 'tags' has %d entries; at most %d are allowed", len(tags), MaxTags)
+		return fmt.Errorf("Field 'tags' has %d tags, more than the limit of %d", len(tags), MaxTags)
 	}
 	for i, t := range tags {
 		if len(t) > MaxTagLength {

@@ -89,9 +89,9 @@ func TestValidateAgent(t *testing.T) {
 		{"too many upstreams", with(func(a *Agent) { a.UpstreamRouters = many(MaxUpstreams + 1) }),
 			"Field 'upstreamRouters' has more than 16 entries"},
 		{"too many tags", with(func(a *Agent) { a.Tags = many(MaxTags + 1) }),
-			"Field 'tags' has 65 entries; at most 64 are allowed"},
+			"Field 'tags' has 65 tags, more than the limit of 64"},
 		{"long tag", with(func(a *Agent) { a.Tags = []string{"ok", strings.Repeat("t", MaxTagLength+1)} }),
-			"Field 'tags[1]' is longer than 512 characters"},
+			"Field 'tags[1]' is longer than 1024 characters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errString(ValidateAgent(tc.agent)); got != tc.want {

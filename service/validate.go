@@ -2,7 +2,6 @@ package service
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -24,13 +23,11 @@ func invalidf(format string, args ...any) *ValidationError {
 }
 
 // Limits on a Spec. The name is also a Kubernetes Service name and a DNS
-// label, hence 63. Tags are stored one per row and become annotations: 64
-// tags of up to 1024 bytes leaves room for long annotation values (ARNs,
-// CIDR lists) while keeping a Service far below the 256 KiB annotation limit.
+// label, hence 63. Tags have the inventory's limits.
 const (
 	MaxNameLength = validation.DNS1123LabelMaxLength // 63
-	MaxTags       = 64
-	MaxTagLength  = 1024 // bytes
+	MaxTags       = inventory.MaxTags
+	MaxTagLength  = inventory.MaxTagLength
 	MinPort       = 1
 	MaxPort       = 65535
 )
@@ -41,10 +38,6 @@ var ReservedNames = []string{
 	"controller", "router", "router-internal", "docker", "podman",
 	"kubernetes", "nats", "nats-headless", "nats-server",
 }
-
-// namePattern is the reference schema's pattern (a DNS-1123 label without
-// the length limit, which is checked separately for a clearer message).
-var namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
 // Validate checks the syntax of a full Spec (after Patch.Apply) for the
 // given control plane (ControlPlaneRemote or ControlPlaneKubernetes). The
@@ -96,7 +89,8 @@ func Validate(s Spec, controlPlane string) error {
 }
 
 func validateName(name string) error {
-	if !namePattern.MatchString(name) {
+	// The reference schema's pattern: a DNS-1123 label.
+	if !inventory.IsDNSLabel(name) {
 		return invalidf("Invalid format for field 'name'")
 	}
 	if len(name) > MaxNameLength {
@@ -144,15 +138,12 @@ func validateResource(typ, resource string) error {
 }
 
 func validateTags(tags []string, asAnnotations bool) error {
-	if len(tags) > MaxTags {
-		return invalidf("Field 'tags' has %d tags, more than the limit of %d", len(tags), MaxTags)
+	if err := inventory.ValidateTags(tags); err != nil {
+		return invalidf("%s", err.Error())
 	}
 	for i, t := range tags {
 		if strings.TrimSpace(t) == "" {
 			return invalidf("Field 'tags[%d]' must not be empty or blank", i)
-		}
-		if len(t) > MaxTagLength {
-			return invalidf("Field 'tags[%d]' is longer than %d characters", i, MaxTagLength)
 		}
 	}
 	if asAnnotations {
