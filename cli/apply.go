@@ -24,6 +24,7 @@ var applyKinds = []string{"Service", "Agent", "AgentConfig", "Microservice"}
 type document struct {
 	source string // file name, "-" for stdin
 	index  int    // 1-based position in its file
+	item   int    // 1-based position in its kind: List, 0 outside one
 	kind   string
 	name   string
 	node   *yaml.Node
@@ -31,6 +32,9 @@ type document struct {
 }
 
 func (d document) where() string {
+	if d.item > 0 {
+		return fmt.Sprintf("%s, document %d, item %d", d.source, d.index, d.item)
+	}
 	return fmt.Sprintf("%s, document %d", d.source, d.index)
 }
 
@@ -111,21 +115,78 @@ func splitDocuments(source string, data []byte) (docs []document, err error) {
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].ShortTag() == "!!null") {
 			continue // an empty document, e.g. after a trailing ---
 		}
-		body, err := yaml.Marshal(&n)
+		items, err := listItems(&n)
 		if err != nil {
 			return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
 		}
-		d := document{source: source, index: i, node: &n, body: body}
-		var head struct {
-			Kind     string `yaml:"kind"`
-			Metadata struct {
-				Name string `yaml:"name"`
-			} `yaml:"metadata"`
+		for j, item := range items {
+			d, err := newDocument(item)
+			if err != nil {
+				return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
+			}
+			d.source, d.index = source, i
+			if item != &n {
+				d.item = j + 1
+			}
+			docs = append(docs, d)
 		}
-		_ = n.Decode(&head) // a bad shape is the API's to explain
-		d.kind, d.name = head.Kind, head.Metadata.Name
-		docs = append(docs, d)
 	}
+}
+
+// listItems is the documents a YAML document holds: the items of a kind:
+// List (what get -o yaml|json prints for several objects), else itself.
+func listItems(n *yaml.Node) ([]*yaml.Node, error) {
+	var head struct {
+		Kind  string    `yaml:"kind"`
+		Items yaml.Node `yaml:"items"`
+	}
+	if n.Decode(&head) != nil || head.Kind != "List" {
+		return []*yaml.Node{n}, nil
+	}
+	if head.Items.Kind != yaml.SequenceNode {
+		return nil, errors.New("a kind: List needs items: a list of documents")
+	}
+	return head.Items.Content, nil
+}
+
+// newDocument reads one document's kind and name, and makes the body the
+// API gets: the document without status, which is what the server set
+// (get -o yaml prints it) and not the client's to send.
+func newDocument(n *yaml.Node) (document, error) {
+	body, err := yaml.Marshal(withoutStatus(n))
+	if err != nil {
+		return document{}, err
+	}
+	d := document{node: n, body: body}
+	var head struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+	}
+	_ = n.Decode(&head) // a bad shape is the API's to explain
+	d.kind, d.name = head.Kind, head.Metadata.Name
+	return d, nil
+}
+
+// withoutStatus is the mapping n (or a document holding one) without
+// its status key; n is left as it is.
+func withoutStatus(n *yaml.Node) *yaml.Node {
+	m := n
+	if m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = m.Content[0]
+	}
+	if m.Kind != yaml.MappingNode {
+		return n
+	}
+	out := *m
+	out.Content = nil
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != "status" {
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return &out
 }
 
 func applyCmd(o Options) *cobra.Command {
@@ -136,7 +197,9 @@ func applyCmd(o Options) *cobra.Command {
 		Use:   "apply -f FILE",
 		Short: "Create or update services, agents and microservices from YAML",
 		Long: `Create or update what YAML files declare: kind Service, Agent, AgentConfig and
-Microservice, several documents per file (separated by ---).
+Microservice, several documents per file (separated by ---) or the items of a
+kind: List. What 'svcbridge get -o yaml|json' prints applies as it is: a
+document's status (what the server set) is not sent.
 
 Documents are applied in file order, so put agents and microservices before the
 services that use them. Each document prints one line:

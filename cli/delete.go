@@ -15,10 +15,11 @@ func deleteCmd(o Options) *cobra.Command {
 	var files []string
 	var ignoreNotFound bool
 	cmd := &cobra.Command{
-		Use:   "delete service|agent|microservice NAME... | delete -f FILE",
+		Use:   "delete service|agent|microservice NAME... | delete KIND/NAME... | delete -f FILE",
 		Short: "Delete services, agents or microservices",
 		Long: `Delete the named services, agents or microservices (microservices by
-application/name or uuid), or what YAML files declare (-f), in reverse file order
+application/name or uuid; also as kind/name, as 'get -o name' prints them), or
+what YAML files declare (-f), in reverse file order
 so that services go before the agents and microservices they use.
 
 A service's row goes at once; its workflow then removes its listeners and
@@ -54,15 +55,16 @@ them any more (exit 4 after --timeout).
 					}
 					items = append(items, deleteItem{kind: kind, name: name, doc: &d})
 				}
-			case len(args) >= 2:
-				kind, err := resourceKind(args[0])
+			case len(args) > 0:
+				_, refs, err := parseRefs(args)
 				if err != nil {
 					return err
 				}
-				for _, n := range args[1:] {
-					items = append(items, deleteItem{kind: kind, name: n})
+				for _, r := range refs {
+					items = append(items, deleteItem{kind: r.kind, name: r.name})
 				}
-			default:
+			}
+			if len(items) == 0 {
 				return errors.New("delete needs a kind and names (delete service checkout) or -f FILE")
 			}
 			return runDelete(cmd.Context(), cmd, client, items, w, ignoreNotFound)
@@ -82,7 +84,7 @@ type deleteItem struct {
 }
 
 func (it deleteItem) ref() string {
-	return map[string]string{"services": "service", "agents": "agent", "microservices": "microservice"}[it.kind] + "/" + it.name
+	return objectRef{kind: it.kind, name: it.name}.String()
 }
 
 func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []deleteItem, w waitFlags, ignoreNotFound bool) error {
@@ -217,7 +219,7 @@ func reconcileCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
 	cmd := &cobra.Command{
-		Use:   "reconcile SERVICE...",
+		Use:   "reconcile SERVICE... | reconcile service/SERVICE...",
 		Short: "Reconcile services now",
 		Long: `Ask for a reconcile of each service now (POST /api/v3/services/{name}/reconcile),
 for example to retry a failed one at once instead of after its backoff. With
@@ -235,10 +237,14 @@ provisioningError when failed, 4 after --timeout.
 			if err != nil {
 				return err
 			}
+			names, err := serviceNames(args)
+			if err != nil {
+				return err
+			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var errs []error
 			var targets []*waitTarget
-			for _, name := range args {
+			for _, name := range names {
 				var before Service
 				if w.wait {
 					if before, err = client.GetService(ctx, name); err != nil {
@@ -281,4 +287,20 @@ provisioningError when failed, 4 after --timeout.
 	c.flags(cmd)
 	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
 	return cmd
+}
+
+// serviceNames are the services a verb of services only names: bare
+// names, or service/name as 'get -o name' prints them.
+func serviceNames(args []string) ([]string, error) {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a
+		if kind, name, ok := splitRef(a); ok {
+			if kind != "services" {
+				return nil, &ExitError{Code: ExitOther, Err: fmt.Errorf("%s is not a service", a)}
+			}
+			names[i] = name
+		}
+	}
+	return names, nil
 }

@@ -22,7 +22,7 @@ func describeCmd(o Options) *cobra.Command {
 	var out outputFlag
 	var ui string
 	cmd := &cobra.Command{
-		Use:   "describe service|agent NAME...",
+		Use:   "describe service|agent NAME... | describe KIND/NAME...",
 		Short: "Show a service or an agent in detail",
 		Long: `Show a service in detail: its spec, status and provisioningError, bridgePort and
 endpoint, the agents that listen for it (with why, and whether they acknowledged
@@ -33,17 +33,21 @@ The Web UI link is built from --ui (env SVCBRIDGE_UI, default ` + DefaultUI + `)
 the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge describe service checkout
+  svcbridge get services -o name | xargs svcbridge describe
   svcbridge describe agent fog-a
   svcbridge describe svc checkout -o json`,
-		Args:              cobra.MinimumNArgs(2),
+		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
 			}
-			kind, err := resourceKind(args[0])
+			_, refs, err := parseRefs(args)
 			if err != nil {
 				return err
+			}
+			if len(refs) == 0 {
+				return &ExitError{Code: ExitOther, Err: errors.New("describe needs names: describe service checkout")}
 			}
 			client, err := c.client(cmd)
 			if err != nil {
@@ -52,16 +56,16 @@ the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
 			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format,
 				ui: uiBase(ui), namespace: temporalNamespace(cmd)}
 			var errs []error
-			for i, name := range args[1:] {
+			for i, ref := range refs {
 				if i > 0 && out.format == "" {
 					fmt.Fprintln(d.w)
 				}
 				var err error
-				switch kind {
+				switch ref.kind {
 				case "services":
-					err = d.service(cmd.Context(), name)
+					err = d.service(cmd.Context(), ref.name)
 				case "agents":
-					err = d.agent(cmd.Context(), name)
+					err = d.agent(cmd.Context(), ref.name)
 				default:
 					return &ExitError{Code: ExitOther, Err: errors.New("describe takes service or agent; see 'svcbridge get microservices'")}
 				}

@@ -75,16 +75,20 @@ func getCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
 	cmd := &cobra.Command{
-		Use:   "get services|agents|microservices [NAME...]",
+		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
-		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones.
+		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones
+(also as kind/name, as -o name prints them: get service/checkout).
 
-Tables are for people; -o json and -o yaml print the API's objects as they are
-(a list without names or with several, the object with one name), -o name prints
-kind/name lines, -o wide adds columns.
+Tables are for people. -o json and -o yaml print the documents apply reads (kind,
+metadata, spec, and what the server sets under status, which apply ignores): the
+document with one name, else a kind: List of them; 'svcbridge apply -f' takes
+either back unchanged. -o name prints kind/name lines, which every verb taking
+names accepts. -o wide adds columns.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge get services
-  svcbridge get svc checkout -o yaml
+  svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
+  svcbridge get services -o name | xargs svcbridge describe
   svcbridge get agents -o wide
   svcbridge get microservices -o json`,
 		Args:              cobra.MinimumNArgs(1),
@@ -93,9 +97,15 @@ kind/name lines, -o wide adds columns.
 			if err := out.check(); err != nil {
 				return err
 			}
-			kind, err := resourceKind(args[0])
+			kind, refs, err := parseRefs(args)
 			if err != nil {
 				return err
+			}
+			var names []string
+			if len(refs) > 0 {
+				if kind, names, err = oneKind(refs); err != nil {
+					return err
+				}
 			}
 			client, err := c.client(cmd)
 			if err != nil {
@@ -104,25 +114,16 @@ kind/name lines, -o wide adds columns.
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			switch kind {
 			case "services":
-				return getServices(ctx, client, w, args[1:], out.format)
+				return getServices(ctx, client, w, names, out.format)
 			case "agents":
-				return getAgents(ctx, client, w, args[1:], out.format)
+				return getAgents(ctx, client, w, names, out.format)
 			}
-			return getMicroservices(ctx, client, w, args[1:], out.format)
+			return getMicroservices(ctx, client, w, names, out.format)
 		}),
 	}
 	c.flags(cmd)
 	out.flags(cmd, "wide", "json", "yaml", "name")
 	return cmd
-}
-
-// printObjects prints the raw answers: one object for one name, else a
-// list.
-func printObjects(w io.Writer, format string, names []string, raws []json.RawMessage) error {
-	if len(names) == 1 && len(raws) == 1 {
-		return printRaw(w, format, raws[0])
-	}
-	return printRaw(w, format, jsonArray(raws, func(r json.RawMessage) json.RawMessage { return r }))
 }
 
 func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
@@ -160,7 +161,7 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 		for i, s := range svcs {
 			raws[i] = s.Raw
 		}
-		return printObjects(w, format, names, raws)
+		return printDocuments(w, format, names, raws, serviceDocument)
 	case "name":
 		for _, s := range svcs {
 			fmt.Fprintln(w, "service/"+s.Name)
@@ -217,7 +218,7 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 		for i, a := range agents {
 			raws[i] = a.Raw
 		}
-		if err := printObjects(w, format, names, raws); err != nil {
+		if err := printDocuments(w, format, names, raws, agentDocument); err != nil {
 			return err
 		}
 	case "name":
@@ -280,7 +281,7 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 		for i, m := range ms {
 			raws[i] = m.Raw
 		}
-		if err := printObjects(w, format, names, raws); err != nil {
+		if err := printDocuments(w, format, names, raws, microserviceDocument); err != nil {
 			return err
 		}
 	case "name":

@@ -219,20 +219,35 @@ func TestCLIEveryVerb(t *testing.T) {
 			t.Errorf("get svc -o wide:\n%s", r)
 		}
 
-		var list []map[string]any
+		var list struct {
+			Kind  string `json:"kind"`
+			Items []struct {
+				Kind     string         `json:"kind"`
+				Metadata map[string]any `json:"metadata"`
+			} `json:"items"`
+		}
 		r = cliMust(t, s.url, 0, "get", "services", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 || list[0]["name"] != "checkout" || list[1]["name"] != "vendor" {
+		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 ||
+			list.Items[0].Kind != "Service" || list.Items[0].Metadata["name"] != "checkout" || list.Items[1].Metadata["name"] != "vendor" {
 			t.Errorf("get services -o json: %v\n%s", err, r)
 		}
-		var one map[string]any
+		var one struct {
+			Kind   string         `json:"kind"`
+			Spec   map[string]any `json:"spec"`
+			Status map[string]any `json:"status"`
+		}
 		r = cliMust(t, s.url, 0, "get", "service", "checkout", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || one["bridgePort"] != float64(10024) || one["workflowId"] != "service/checkout" {
+		if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || one.Kind != "Service" || one.Spec["targetPort"] != float64(8080) ||
+			one.Status["bridgePort"] != float64(10024) || one.Status["workflowId"] != "service/checkout" {
 			t.Errorf("get service checkout -o json: %v\n%s", err, r)
 		}
-		var y map[string]any
-		r = cliMust(t, s.url, 0, "get", "service", "checkout", "-o", "yaml")
-		if err := yaml.Unmarshal([]byte(r.stdout), &y); err != nil || y["name"] != "checkout" || y["bridgePort"] != 10024 || y["provisioningStatus"] != "ready" {
-			t.Errorf("get service checkout -o yaml: %v\n%s", err, r)
+		var y struct {
+			Metadata map[string]any `yaml:"metadata"`
+			Status   map[string]any `yaml:"status"`
+		}
+		r = cliMust(t, s.url, 0, "get", "service/checkout", "-o", "yaml")
+		if err := yaml.Unmarshal([]byte(r.stdout), &y); err != nil || y.Metadata["name"] != "checkout" || y.Status["bridgePort"] != 10024 || y.Status["provisioningStatus"] != "ready" {
+			t.Errorf("get service/checkout -o yaml: %v\n%s", err, r)
 		}
 		r = cliMust(t, s.url, 0, "get", "services", "-o", "name")
 		if r.stdout != "service/checkout\nservice/vendor\n" {
@@ -251,6 +266,57 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^orders/checkout\s+fog-a\s+no\s+\d+[smhd]$`).MatchString(r.stdout) {
 			t.Errorf("get microservices:\n%s", r)
 		}
+	})
+
+	// What get prints applies unchanged, and its -o name lines are names
+	// every verb takes.
+	t.Run("round trips", func(t *testing.T) {
+		for _, c := range []struct{ kind, format string }{
+			{"agents", "yaml"}, {"microservices", "json"}, {"services", "yaml"}, {"services", "json"},
+		} {
+			got := cliMust(t, s.url, 0, "get", c.kind, "-o", c.format)
+			r := cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "got."+c.format, got.stdout))
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			for _, l := range lines {
+				if !strings.HasSuffix(l, " unchanged") {
+					t.Errorf("apply of get %s -o %s: %q is not unchanged:\n%s", c.kind, c.format, l, r)
+				}
+			}
+			if want := map[string]int{"agents": 2, "microservices": 1, "services": 2}[c.kind]; len(lines) != want {
+				t.Errorf("apply of get %s -o %s applied %d documents:\n%s", c.kind, c.format, len(lines), r)
+			}
+		}
+		// Every document of the fleet at once, as multi-document YAML.
+		var all []string
+		for _, kind := range []string{"agents", "microservices", "services"} {
+			for _, name := range strings.Fields(cliMust(t, s.url, 0, "get", kind, "-o", "name").stdout) {
+				all = append(all, cliMust(t, s.url, 0, "get", name, "-o", "yaml").stdout)
+			}
+		}
+		r := cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "all.yaml", strings.Join(all, "---\n")))
+		if strings.Count(r.stdout, " unchanged\n") != 5 {
+			t.Errorf("apply of every object's get -o yaml:\n%s", r)
+		}
+		if svc, _ := s.getService("checkout"); svc.Generation != 1 {
+			t.Errorf("round trips bumped checkout to generation %d", svc.Generation)
+		}
+
+		names := strings.Fields(cliMust(t, s.url, 0, "get", "services", "-o", "name").stdout)
+		r = cliMust(t, s.url, 0, append([]string{"describe"}, names...)...)
+		if !strings.Contains(r.stdout, "Name:             checkout") || !strings.Contains(r.stdout, "Name:             vendor") {
+			t.Errorf("describe %v:\n%s", names, r)
+		}
+		r = cliMust(t, s.url, 0, append([]string{"reconcile", "--wait", "--timeout", "60s"}, names...)...)
+		if !strings.HasPrefix(r.stdout, "service/checkout reconcile requested\nservice/vendor reconcile requested\n") {
+			t.Errorf("reconcile %v:\n%s", names, r)
+		}
+		cliMust(t, s.url, 0, "get", "service", "service/checkout", "vendor")
+		r = cliMust(t, s.url, 1, "get", "service/checkout", "agent/hub")
+		if !strings.Contains(r.stderr, "give objects of one kind") {
+			t.Errorf("get of two kinds:\n%s", r)
+		}
+		cliMust(t, s.url, 0, "describe", "agent/hub", "service/checkout")
+		cliMust(t, s.url, 0, "delete", "service/nothing", "microservice/orders/nothing", "--ignore-not-found")
 	})
 
 	t.Run("describe", func(t *testing.T) {

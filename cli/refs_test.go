@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestCLIRefsTakeKindThenNamesOrKindSlashName(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		kind string
+		want string // refs joined by spaces; "error" for an error
+	}{
+		{[]string{"services"}, "services", ""},
+		{[]string{"svc", "a", "b"}, "services", "service/a service/b"},
+		{[]string{"service/a", "agent/hub"}, "", "service/a agent/hub"},
+		{[]string{"ms", "orders/checkout"}, "microservices", "microservice/orders/checkout"},
+		{[]string{"microservice/orders/checkout"}, "", "microservice/orders/checkout"},
+		// After a kind, that kind's prefix (as xargs passes -o name lines).
+		{[]string{"service", "service/a"}, "services", "service/a"},
+		{[]string{"ms", "microservice/orders/checkout"}, "microservices", "microservice/orders/checkout"},
+		// An application named like a kind is still an application.
+		{[]string{"ms", "service/x"}, "microservices", "microservice/service/x"},
+		{[]string{"ms", "microservice/x"}, "microservices", "microservice/microservice/x"},
+		{[]string{"widgets"}, "", "error"},
+		{[]string{"widget/a"}, "", "error"},
+		{[]string{"microservice/x"}, "", "error"},
+		{[]string{"service/"}, "", "error"},
+	} {
+		kind, refs, err := parseRefs(c.args)
+		got := []string{}
+		for _, r := range refs {
+			got = append(got, r.String())
+		}
+		if err != nil {
+			got = []string{"error"}
+			if ExitCode(err) != ExitOther {
+				t.Errorf("%v: exit %d", c.args, ExitCode(err))
+			}
+		}
+		if strings.Join(got, " ") != c.want || kind != c.kind {
+			t.Errorf("parseRefs(%q) = %q %q, want %q %q", c.args, kind, got, c.kind, c.want)
+		}
+	}
+	if _, _, err := oneKind([]objectRef{{"services", "a"}, {"agents", "b"}}); err == nil {
+		t.Errorf("oneKind of two kinds")
+	}
+	if names, err := serviceNames([]string{"a", "service/b"}); err != nil || strings.Join(names, ",") != "a,b" {
+		t.Errorf("serviceNames: %q %v", names, err)
+	}
+	if _, err := serviceNames([]string{"agent/hub"}); err == nil {
+		t.Errorf("serviceNames took an agent")
+	}
+}
+
+// get -o yaml prints what apply reads back: the API object under
+// metadata, spec and status, in a kind: List; apply drops status.
+func TestCLIDocumentsRoundTripThroughApply(t *testing.T) {
+	svc := []byte(`{"name":"checkout","tags":["checkout"],"type":"microservice","resource":"u-ms","targetPort":8080,"defaultBridge":"default-router","servicePort":10024,"k8sType":null,"bridgePort":10024,"provisioningStatus":"ready","workflowId":"service/checkout","future":1}`)
+	agent := []byte(`{"uuid":"u-a","name":"fog-a","host":"","routerMode":"edge","defaultRouter":false,"tags":[],"upstreamRouters":["u-hub"],"createdAt":"2026-01-01T00:00:00Z"}`)
+	ms := []byte(`{"uuid":"u-ms","application":"orders","name":"checkout","agent":"u-a","hostNetworkMode":false}`)
+	var out bytes.Buffer
+	if err := printDocuments(&out, "yaml", nil, []json.RawMessage{agent, ms, svc}, func(b []byte) ([]byte, error) {
+		switch {
+		case bytes.Equal(b, agent):
+			return agentDocument(b)
+		case bytes.Equal(b, ms):
+			return microserviceDocument(b)
+		}
+		return serviceDocument(b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := `apiVersion: iofog.org/v3
+kind: List
+items:
+  - apiVersion: iofog.org/v3
+    kind: Agent
+    metadata:
+      name: fog-a
+      tags: []
+    spec:
+      host: ""
+      routerMode: edge
+      defaultRouter: false
+      upstreamRouters:
+        - u-hub
+    status:
+      uuid: u-a
+      createdAt: "2026-01-01T00:00:00Z"
+  - apiVersion: iofog.org/v3
+    kind: Microservice
+    metadata:
+      name: orders/checkout
+    spec:
+      agent: u-a
+      hostNetworkMode: false
+    status:
+      uuid: u-ms
+  - apiVersion: iofog.org/v3
+    kind: Service
+    metadata:
+      name: checkout
+      tags:
+        - checkout
+    spec:
+      type: microservice
+      resource: u-ms
+      targetPort: 8080
+      defaultBridge: default-router
+      servicePort: 10024
+      k8sType: null
+    status:
+      bridgePort: 10024
+      provisioningStatus: ready
+      workflowId: service/checkout
+      future: 1
+`
+	if out.String() != want {
+		t.Errorf("get -o yaml:\n%s\nwant:\n%s", out.String(), want)
+	}
+	read, err := splitDocuments("list.yaml", out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read) != 3 || read[0].ref() != "agent/fog-a" || read[1].ref() != "microservice/orders/checkout" || read[2].ref() != "service/checkout" ||
+		read[2].where() != "list.yaml, document 1, item 3" {
+		t.Fatalf("apply reads %+v", read)
+	}
+	var sent map[string]any
+	if err := yaml.Unmarshal(read[2].body, &sent); err != nil || sent["status"] != nil || sent["spec"].(map[string]any)["targetPort"] != 8080 {
+		t.Errorf("apply sends %v:\n%s", err, read[2].body)
+	}
+	if app, name, agent, _, err := microserviceFields(read[1]); err != nil || app+"/"+name+" "+agent != "orders/checkout u-a" {
+		t.Errorf("microservice document: %s/%s %s %v", app, name, agent, err)
+	}
+	// One name: the document alone; JSON applies as YAML does.
+	out.Reset()
+	printDocuments(&out, "json", []string{"checkout"}, []json.RawMessage{svc}, serviceDocument)
+	if read, err := splitDocuments("-", out.Bytes()); err != nil || len(read) != 1 || read[0].ref() != "service/checkout" || read[0].item != 0 {
+		t.Errorf("-o json of one service reads back as %+v %v", read, err)
+	}
+	if _, err := splitDocuments("l.yaml", []byte("kind: List\nitems: 3\n")); err == nil {
+		t.Errorf("a List without a list of items")
+	}
+}
