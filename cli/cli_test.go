@@ -74,6 +74,7 @@ func TestCLIConnectionSettings(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "admin.token"), []byte("from-file\n"), 0o600)
 	t.Setenv("DATA_DIR", dir)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("SVCBRIDGE_TOKEN", "")
 	t.Setenv("SVCBRIDGE_SERVER", "")
 	cmd := &cobra.Command{}

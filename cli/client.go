@@ -25,6 +25,9 @@ type Client struct {
 	// Token, when set, is sent as `Authorization: Bearer <token>`.
 	Token string
 	HTTP  *http.Client
+	// unauthorized, when set, is added to a 401's message: where the
+	// token came from, and what to do.
+	unauthorized string
 }
 
 // APIError is an answer of the API outside 2xx: its HTTP status and the
@@ -35,6 +38,8 @@ type APIError struct {
 	Message string `json:"message"`
 	// Method and Path say which request it answered.
 	Method, Path string `json:"-"`
+	// Hint, when set, says what to do about it.
+	Hint string `json:"-"`
 }
 
 func (e *APIError) Error() string {
@@ -43,9 +48,14 @@ func (e *APIError) Error() string {
 		msg = http.StatusText(e.Status)
 	}
 	if e.Name != "" {
-		return fmt.Sprintf("%s (%d %s)", msg, e.Status, e.Name)
+		msg = fmt.Sprintf("%s (%d %s)", msg, e.Status, e.Name)
+	} else {
+		msg = fmt.Sprintf("%s (%d)", msg, e.Status)
 	}
-	return fmt.Sprintf("%s (%d)", msg, e.Status)
+	if e.Hint != "" {
+		msg += ": " + e.Hint
+	}
+	return msg
 }
 
 // NotFound reports whether err is a 404 answer.
@@ -234,6 +244,9 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
+		if resp.StatusCode == http.StatusUnauthorized {
+			e.Hint = c.unauthorized
+		}
 		if json.Unmarshal(out, e) != nil || e.Message == "" {
 			e.Message = strings.TrimSpace(string(out))
 			if len(e.Message) > 300 {
@@ -492,6 +505,13 @@ func (c *Client) PatchMicroservice(ctx context.Context, uuid string, fields map[
 		return Microservice{}, err
 	}
 	return decodeMicroservice(body)
+}
+
+// CheckToken checks that the server accepts the token, with the
+// smallest read a user may make.
+func (c *Client) CheckToken(ctx context.Context) error {
+	_, _, err := c.do(ctx, http.MethodGet, "/api/v3/services?limit=1", "", nil)
+	return err
 }
 
 // Healthz checks that the server answers.

@@ -38,10 +38,13 @@ Exit codes:
 When several things fail, the highest code wins.`
 
 const connectionHelp = `
-The server is --server, else $SVCBRIDGE_SERVER, else http://127.0.0.1:8080 (what
-'svcbridge dev' listens on). The bearer token is --token, else $SVCBRIDGE_TOKEN, else
-the file admin.token in the data directory (--data-dir / $DATA_DIR, default
-./.svcbridge) when it exists.`
+The server is --server, else $SVCBRIDGE_SERVER, else the context's (--context, else
+the current context of the configuration file $XDG_CONFIG_HOME/svcbridge/config,
+default ~/.config/svcbridge/config, which 'svcbridge login' and 'svcbridge dev'
+write), else http://127.0.0.1:8080. The bearer token is --token, else
+$SVCBRIDGE_TOKEN, else the context's (sent to the context's server only), else the
+file admin.token in the data directory (--data-dir / $DATA_DIR, default ./.svcbridge)
+when it exists.`
 
 // DefaultServer is the API 'svcbridge dev' serves.
 const DefaultServer = "http://127.0.0.1:8080"
@@ -68,13 +71,13 @@ type Embedded struct {
 }
 
 // Commands returns the client commands for the root command: apply, get,
-// describe, delete, reconcile, status and bench.
+// describe, delete, reconcile, status, bench and login.
 func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
 	cmds := []*cobra.Command{
-		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o),
+		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)
@@ -233,37 +236,38 @@ func run(o Options, f func(cmd *cobra.Command, args []string) error) func(*cobra
 
 // conn holds the flags every client command has.
 type conn struct {
-	server, token string
+	server, token, context string
 }
 
 func (c *conn) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default "+DefaultServer+")")
-	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: <data-dir>/admin.token when it exists)")
+	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default: the context's, else "+DefaultServer+")")
+	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: the context's, else <data-dir>/admin.token)")
+	cmd.Flags().StringVar(&c.context, "context", "", "context of the configuration file to use (default: its current context)")
 }
 
-// client builds the API client from the flags and the environment.
+// client builds the API client from the flags, the environment and the
+// configuration file (see settings.resolve).
 func (c *conn) client(cmd *cobra.Command) (*Client, error) {
-	server := c.server
-	if server == "" {
-		server = os.Getenv("SVCBRIDGE_SERVER")
+	s := settings{flagServer: c.server, flagToken: c.token, envServer: os.Getenv("SVCBRIDGE_SERVER"),
+		envToken: strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN")), configPath: ConfigPath(),
+		contextName: c.context, contextExplicit: c.context != "",
+		dataDirPath: filepath.Join(dataDir(cmd), "admin.token")}
+	var err error
+	if s.config, err = LoadConfig(s.configPath); err != nil {
+		return nil, &ExitError{Code: ExitOther, Err: fmt.Errorf("configuration file: %w", err)}
 	}
-	if server == "" {
-		server = DefaultServer
+	if s.contextName == "" {
+		s.contextName = s.config.CurrentContext
 	}
-	server, err := normalizeServer(server)
+	if b, err := os.ReadFile(s.dataDirPath); err == nil {
+		s.dataDirToken = strings.TrimSpace(string(b))
+	}
+	conn, err := s.resolve()
 	if err != nil {
 		return nil, err
 	}
-	token := c.token
-	if token == "" {
-		token = strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN"))
-	}
-	if token == "" {
-		if b, err := os.ReadFile(filepath.Join(dataDir(cmd), "admin.token")); err == nil {
-			token = strings.TrimSpace(string(b))
-		}
-	}
-	return &Client{Server: server, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &Client{Server: conn.server, Token: conn.token, HTTP: &http.Client{Timeout: 30 * time.Second},
+		unauthorized: conn.unauthorizedHint()}, nil
 }
 
 // normalizeServer accepts host:port and a URL; it returns a URL without a

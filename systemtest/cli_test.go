@@ -45,7 +45,7 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "DATA_DIR="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
+	env = append(env, "DATA_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
 	if server != "" {
 		env = append(env, "SVCBRIDGE_SERVER="+server)
 	}

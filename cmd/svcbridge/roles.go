@@ -23,6 +23,7 @@ import (
 	"svcbridge/activities"
 	"svcbridge/api"
 	"svcbridge/auth"
+	"svcbridge/cli"
 	"svcbridge/config"
 	"svcbridge/devserver"
 	"svcbridge/kube"
@@ -378,6 +379,20 @@ func (d *devSystem) close() {
 	d.temporal.Stop()
 }
 
+// saveDevContext saves dev's server and admin token as the CLI's current
+// context dev. A wildcard listen address is reached on loopback.
+func saveDevContext(addr net.Addr, token string) (string, error) {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	path := cli.ConfigPath()
+	return path, cli.SaveContext(path, "dev", cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token})
+}
+
 // runDev runs everything in one process on loopback.
 func runDev(ctx context.Context, cfg config.Config) error {
 	d, err := startDev(ctx, cfg, cfg.Listen, cfg.UIPort)
@@ -389,8 +404,15 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	fmt.Printf("  API:             http://%s/api/v3/services\n", d.ln.Addr())
 	fmt.Printf("  Temporal Web UI: %s/namespaces/%s/workflows\n", d.temporal.UIURL(), d.temporal.Namespace())
 	fmt.Printf("  Temporal:        %s (namespace %s)\n", d.temporal.FrontendAddress(), d.temporal.Namespace())
-	fmt.Printf("  Admin token:     in %s; the CLI reads it from there, curl needs\n", d.tokenPath)
+	fmt.Printf("  Admin token:     in %s; curl needs\n", d.tokenPath)
 	fmt.Printf("                   -H \"Authorization: Bearer $(cat %s)\"\n", d.tokenPath)
+	// The CLI finds this server from any directory, as kind and minikube
+	// make kubectl find theirs.
+	if path, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
+		d.log.Warn("could not save the CLI context dev; the CLI still reads the admin token in the data directory", "error", err)
+	} else {
+		fmt.Printf("  CLI context:     dev in %s (current)\n", path)
+	}
 	fmt.Println("Press Ctrl-C to stop.")
 	err = d.run(ctx)
 	fmt.Println("svcbridge dev stopped")
