@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/auth"
+	"svcbridge/buildinfo"
 	"svcbridge/inventory"
 	"svcbridge/metrics"
 	"svcbridge/service"
@@ -77,7 +78,7 @@ func New(o Options) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok", "version": buildinfo.Version()}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	s.openAPIRoutes(r)
@@ -121,9 +122,15 @@ func checkParams(c *gin.Context) {
 	c.Next()
 }
 
-// timestamp sets X-Timestamp (ms) on every response, as ioFog clients expect.
+// VersionHeader carries svcbridge's version on every response, so that
+// any answer (an error too) says which server gave it.
+const VersionHeader = "X-Svcbridge-Version"
+
+// timestamp sets X-Timestamp (ms) on every response, as ioFog clients
+// expect, and the version header.
 func (s *Server) timestamp(c *gin.Context) {
 	c.Header("X-Timestamp", strconv.FormatInt(time.Now().UnixMilli(), 10))
+	c.Header(VersionHeader, buildinfo.Version())
 	c.Next()
 }
 

@@ -514,6 +514,17 @@ func (c *Client) CheckToken(ctx context.Context) error {
 	return err
 }
 
+// ServerVersion is the version the server reports in GET /api/v3/status.
+func (c *Client) ServerVersion(ctx context.Context) (string, error) {
+	var st struct {
+		Versions struct {
+			Controller string `json:"controller"`
+		} `json:"versions"`
+	}
+	_, err := c.getJSON(ctx, "/api/v3/status", &st)
+	return st.Versions.Controller, err
+}
+
 // Healthz checks that the server answers.
 func (c *Client) Healthz(ctx context.Context) error {
 	_, _, err := c.do(ctx, http.MethodGet, "/healthz", "", nil)

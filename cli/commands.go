@@ -20,7 +20,7 @@ const (
 	ExitOK          = 0 // done
 	ExitOther       = 1 // usage error, unreadable input, or any other error
 	ExitRejected    = 2 // the API rejected a request (4xx); its message is printed
-	ExitFailed      = 3 // a service failed to provision; its provisioningError is printed
+	ExitFailed      = 3 // a service failed to provision (or status found one failed); its provisioningError is printed
 	ExitTimeout     = 4 // --wait gave up after --timeout
 	ExitUnreachable = 5 // no answer from the server
 )
@@ -32,7 +32,8 @@ Exit codes:
   0  done
   1  usage error, unreadable input, or another error
   2  the API rejected a request (4xx); the API's message is printed
-  3  a service failed to provision (--wait); its provisioningError is printed
+  3  a service failed to provision (--wait), or status found a failed service;
+     its provisioningError is printed
   4  --wait gave up after --timeout
   5  the server could not be reached
 When several things fail, the highest code wins.`
@@ -71,13 +72,13 @@ type Embedded struct {
 }
 
 // Commands returns the client commands for the root command: apply, get,
-// describe, delete, reconcile, status, bench and login.
+// describe, delete, reconcile, status, bench, login and version.
 func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
 	cmds := []*cobra.Command{
-		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o),
+		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)

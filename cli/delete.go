@@ -218,17 +218,19 @@ func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error)
 func reconcileCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var failed bool
 	cmd := &cobra.Command{
-		Use:   "reconcile SERVICE... | reconcile service/SERVICE...",
+		Use:   "reconcile SERVICE... | reconcile service/SERVICE... | reconcile --failed",
 		Short: "Reconcile services now",
 		Long: `Ask for a reconcile of each service now (POST /api/v3/services/{name}/reconcile),
-for example to retry a failed one at once instead of after its backoff. With
---wait, reconcile waits for that reconcile to finish: exit 0 when ready, 3 with the
-provisioningError when failed, 4 after --timeout.
+for example to retry a failed one at once instead of after its backoff; --failed
+asks it of every service whose status is failed. With --wait, reconcile waits for
+that reconcile to finish: exit 0 when ready, 3 with the provisioningError when
+failed, 4 after --timeout.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge reconcile checkout
-  svcbridge reconcile checkout vendor --wait --timeout 60s`,
-		Args: cobra.MinimumNArgs(1),
+  svcbridge reconcile checkout vendor --wait --timeout 60s
+  svcbridge reconcile --failed --wait`,
 		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 			return completeNames(cmd, &c, "services"), cobra.ShellCompDirectiveNoFileComp
 		},
@@ -237,11 +239,24 @@ provisioningError when failed, 4 after --timeout.
 			if err != nil {
 				return err
 			}
-			names, err := serviceNames(args)
-			if err != nil {
-				return err
-			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			names, err := serviceNames(args)
+			switch {
+			case err != nil:
+				return err
+			case failed && len(names) > 0:
+				return &ExitError{Code: ExitOther, Err: errors.New("give either --failed or names, not both")}
+			case failed:
+				if names, err = failedServices(ctx, client); err != nil {
+					return err
+				}
+				if len(names) == 0 {
+					fmt.Fprintln(out, "No failed services.")
+					return nil
+				}
+			case len(names) == 0:
+				return &ExitError{Code: ExitOther, Err: errors.New("reconcile needs service names, or --failed")}
+			}
 			var errs []error
 			var targets []*waitTarget
 			for _, name := range names {
@@ -286,7 +301,23 @@ provisioningError when failed, 4 after --timeout.
 	}
 	c.flags(cmd)
 	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
+	cmd.Flags().BoolVar(&failed, "failed", false, "reconcile every service whose status is failed")
 	return cmd
+}
+
+// failedServices are the names of the services whose status is failed.
+func failedServices(ctx context.Context, c *Client) ([]string, error) {
+	svcs, err := c.ListServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range svcs {
+		if s.ProvisioningStatus == "failed" {
+			names = append(names, s.Name)
+		}
+	}
+	return names, nil
 }
 
 // serviceNames are the services a verb of services only names: bare

@@ -6,6 +6,7 @@ package metrics
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,8 @@ import (
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+
+	"svcbridge/buildinfo"
 )
 
 // Registry is every metric of this process.
@@ -22,6 +25,12 @@ var Registry = prometheus.NewRegistry()
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The version as a label, as Prometheus' own *_build_info: a query
+	// joins it to any series of the process.
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "svcbridge", Name: "build_info",
+		Help: "svcbridge's version (a release tag, or devel+<revision>) and Go version; always 1."}, []string{"version", "goversion"})
+	info.WithLabelValues(buildinfo.Version(), runtime.Version()).Set(1)
+	Registry.MustRegister(info)
 }
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {

@@ -407,11 +407,21 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stdout, "service/checkout unchanged") || !strings.Contains(r.stderr, "has routerMode none") {
 			t.Errorf("apply --wait of a failing service:\n%s", r)
 		}
-		r = cliMust(t, s.url, 0, "status")
+		// status fails as a health check would, whatever its format.
+		r = cliMust(t, s.url, 3, "status")
 		if !cliHasLine(r.stdout, "checkout", "microservice", "orders/checkout:8080", "10024", "hub.example.com:10024", "failed") ||
 			!strings.Contains(r.stdout, "service checkout failed: Agent fog-a has routerMode none") {
 			t.Errorf("status with a failed service:\n%s", r)
 		}
+		if r = cliMust(t, s.url, 3, "status", "-o", "json"); !strings.Contains(r.stdout, `"status": "failed"`) {
+			t.Errorf("status -o json with a failed service:\n%s", r)
+		}
+		r = cliMust(t, s.url, 3, "reconcile", "--failed", "--wait", "--timeout", "60s")
+		if r.stdout != "service/checkout reconcile requested\n" || !strings.Contains(r.stderr, "service checkout failed: Agent fog-a has routerMode none") {
+			t.Errorf("reconcile --failed:\n%s", r)
+		}
+		cliMust(t, s.url, 1, "reconcile", "--failed", "checkout")
+		cliMust(t, s.url, 1, "reconcile")
 	})
 
 	t.Run("reconcile --wait success", func(t *testing.T) {
@@ -425,6 +435,10 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stdout, "service/checkout ready (bridgePort 10024") || !strings.Contains(r.stdout, "service/vendor ready (bridgePort 10025") {
 			t.Errorf("reconcile --wait:\n%s", r)
 		}
+		if r = cliMust(t, s.url, 0, "reconcile", "--failed"); r.stdout != "No failed services.\n" {
+			t.Errorf("reconcile --failed with none failed:\n%s", r)
+		}
+		cliMust(t, s.url, 0, "status")
 	})
 
 	t.Run("delete --wait", func(t *testing.T) {
@@ -497,6 +511,25 @@ spec:
 			if r.code != 5 || !strings.Contains(r.stderr, "cannot reach the svcbridge server at "+down) {
 				t.Errorf("svcbridge %v against a closed port: %s", args, r)
 			}
+		}
+	})
+
+	t.Run("version", func(t *testing.T) {
+		r := cliMust(t, s.url, 0, "version")
+		if !regexp.MustCompile(`^Client: \S+\nServer: \S+\n$`).MatchString(r.stdout) {
+			t.Errorf("version:\n%s", r)
+		}
+		var v struct{ Client, Server string }
+		r = cliMust(t, s.url, 0, "version", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Client == "" || v.Server == "" {
+			t.Errorf("version -o json: %v\n%s", err, r)
+		}
+		down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		if r = cliMust(t, down, 5, "version"); r.stdout != "Client: "+v.Client+"\n" {
+			t.Errorf("version without a server:\n%s", r)
+		}
+		if r = cliMust(t, down, 0, "version", "--client"); r.stdout != "Client: "+v.Client+"\n" {
+			t.Errorf("version --client:\n%s", r)
 		}
 	})
 
