@@ -54,10 +54,7 @@ func (s *Server) listAgents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if agents == nil {
-		agents = []inventory.Agent{}
-	}
-	c.JSON(http.StatusOK, agents)
+	listPage(c, agents, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
 }
 
 func (s *Server) getAgent(c *gin.Context) {

@@ -33,10 +33,7 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if ms == nil {
-		ms = []inventory.Microservice{}
-	}
-	c.JSON(http.StatusOK, ms)
+	listPage(c, ms, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.

@@ -102,12 +102,15 @@ func (s *Server) listServices(c *gin.Context) {
 		return
 	}
 	slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
-	views := s.views(ctx, svcs...)
-	out := make([]any, len(views))
-	for i, v := range views {
-		out[i] = shown(v)
-	}
-	c.JSON(http.StatusOK, out)
+	listPage(c, svcs, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) any {
+		// Only the page is shown: Temporal is asked about its services only.
+		views := s.views(ctx, page...)
+		out := make([]any, len(views))
+		for i, v := range views {
+			out[i] = shown(v)
+		}
+		return out
+	})
 }
 
 // lookupService returns a service, or a deleted one whose objects remain

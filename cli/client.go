@@ -13,6 +13,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -214,13 +215,19 @@ var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
 // do sends one request and returns the body of a 2xx answer, an *APIError
 // otherwise, or an *UnreachableError when no answer came.
 func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	code, _, out, err := c.roundTrip(ctx, method, path, contentType, body)
+	return code, out, err
+}
+
+// roundTrip is do, with the answer's headers.
+func (c *Client) roundTrip(ctx context.Context, method, path, contentType string, body []byte) (int, http.Header, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
 	if err != nil {
-		return 0, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
+		return 0, nil, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -233,14 +240,14 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
+			return 0, nil, nil, ctx.Err()
 		}
-		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
@@ -253,9 +260,36 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 				e.Message = e.Message[:300] + "…"
 			}
 		}
-		return resp.StatusCode, out, e
+		return resp.StatusCode, resp.Header, out, e
 	}
-	return resp.StatusCode, out, nil
+	return resp.StatusCode, resp.Header, out, nil
+}
+
+// listPageSize is how many items the CLI asks for per page of a list.
+const listPageSize = 500
+
+// listAll reads every page of a list route (?limit=, then ?continue= with
+// the X-Continue token of each answer), as kubectl does. A server without
+// pagination answers everything at once, with no token.
+func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
+	for {
+		_, header, body, err := c.roundTrip(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil)
+		if err != nil {
+			return nil, err
+		}
+		var page []json.RawMessage
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, fmt.Errorf("GET %s: unexpected answer: %v", path, err)
+		}
+		out = append(out, page...)
+		next := header.Get("X-Continue")
+		if next == "" {
+			return out, nil
+		}
+		q.Set("continue", next)
+	}
 }
 
 // getJSON GETs path into v and returns the raw answer.
@@ -321,8 +355,8 @@ func decodeService(raw []byte) (Service, error) {
 
 // ListServices lists the services, sorted by name.
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/services", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/services")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Service, 0, len(raws))
@@ -402,8 +436,8 @@ func decodeAgent(raw []byte) (Agent, error) {
 
 // ListAgents lists the agents.
 func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/agents", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/agents")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Agent, 0, len(raws))
@@ -474,8 +508,8 @@ func decodeMicroservice(raw []byte) (Microservice, error) {
 
 // ListMicroservices lists the microservices.
 func (c *Client) ListMicroservices(ctx context.Context) ([]Microservice, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/microservices", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/microservices")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Microservice, 0, len(raws))
