@@ -74,6 +74,7 @@ func New(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Reconciler = dryRunReconciler{o.Reconciler}
 	s := &Server{Options: o, started: time.Now()}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -85,7 +86,7 @@ func New(o Options) http.Handler {
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.authorize, checkParams)
+	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
@@ -315,9 +316,23 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 	return body, nil
 }
 
-// inTx runs fn in a store transaction.
+// inTx runs fn in a store transaction; a dry run's is rolled back once
+// fn succeeded (see dryRun).
 func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
-	return s.Store.InTx(c.Request.Context(), fn)
+	ctx := c.Request.Context()
+	if !isDryRun(ctx) {
+		return s.Store.InTx(ctx, fn)
+	}
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errDryRun
+	})
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	return err
 }
 
 // afterCommit runs the reconcile trigger; a failure is logged, not

@@ -186,6 +186,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	svc := service.Service{Spec: spec}
+	var preview []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		if _, err := tx.GetService(ctx, spec.Name); err == nil {
 			return conflict("Service with name %s already exists", spec.Name)
@@ -208,7 +209,11 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		}
 		// Read back so the answer equals a later GET: tags a list, not
 		// null, and timestamps as the database rounds them.
-		svc, err = tx.GetService(ctx, svc.Name)
+		if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
+			return err
+		}
+		// A dry run answers the agents that would listen too.
+		preview, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
 	if store.IsConflict(err, store.ServiceNameKey) {
@@ -219,6 +224,10 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
+	if preview != nil {
+		c.JSON(http.StatusCreated, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
+		return
+	}
 	c.JSON(http.StatusCreated, s.views(ctx, svc)[0])
 }
 
@@ -267,6 +276,8 @@ func (s *Server) updateServiceYAML(c *gin.Context) {
 func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(service.Spec) service.Spec) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
+	var svc service.Service
+	var preview []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -297,16 +308,28 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		if err != nil {
 			return err
 		}
-		svc := old
+		svc = old
 		svc.Spec = spec
 		s.applyControlPlane(&svc, placement)
-		return tx.UpdateService(ctx, &svc)
+		if err := tx.UpdateService(ctx, &svc); err != nil || !isDryRun(ctx) {
+			return err
+		}
+		// A dry run answers what the write would make, as Kubernetes'.
+		if svc, err = tx.GetService(ctx, name); err != nil {
+			return err
+		}
+		preview, err = s.serviceDistribution(ctx, tx, svc)
+		return err
 	})
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
+	if preview != nil {
+		c.JSON(http.StatusOK, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
+		return
+	}
 	c.Status(http.StatusNoContent)
 }
 
