@@ -192,6 +192,7 @@ func withoutStatus(n *yaml.Node) *yaml.Node {
 func applyCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
 	var files []string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
@@ -220,9 +221,16 @@ ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
 unchanged service that is not ready, or that follows a change to an agent or a
 microservice in the same run, is reconciled again first, so that its status is
 current rather than older than the apply.
+
+With --dry-run=server every write is sent with ?dryRun=true: the server runs it,
+with all its checks and allocations, answers what it would do and stores nothing.
+Each line then ends with (server dry run); a created or changed service also says
+the bridgePort it would have and the agents that would listen. 'svcbridge diff -f'
+shows the changes themselves.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge apply -f checkout.yaml
   svcbridge apply -f fleet/ --wait --timeout 60s
+  svcbridge apply -f checkout.yaml --dry-run=server
   cat checkout.yaml | svcbridge apply -f -`,
 		Args: cobra.NoArgs,
 		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
@@ -231,6 +239,9 @@ current rather than older than the apply.
 			}
 			client, err := c.client(cmd)
 			if err != nil {
+				return err
+			}
+			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {
 				return err
 			}
 			docs, err := readDocuments(files, cmd.InOrStdin())
@@ -245,6 +256,7 @@ current rather than older than the apply.
 	}
 	c.flags(cmd)
 	w.flags(cmd, "wait until every applied service is ready")
+	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "YAML file, directory, or - for stdin (repeatable)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
@@ -272,8 +284,8 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintln(out, line)
 		unchanged := strings.HasSuffix(line, " unchanged")
+		fmt.Fprintln(out, line+dryRunNote(c))
 		if d.kind == "Service" {
 			services = append(services, applied{d.name, unchanged})
 		} else if !unchanged {
@@ -367,13 +379,14 @@ func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	}
 	cur, err := c.GetService(ctx, d.name)
 	if NotFound(err) {
-		_, err = c.CreateServiceYAML(ctx, d.body)
+		var created Service
+		created, err = c.CreateServiceYAML(ctx, d.body)
 		var ae *APIError
 		if !errors.As(err, &ae) || ae.Status != http.StatusConflict || !strings.Contains(ae.Message, "already exists") {
 			if err != nil {
 				return "", err
 			}
-			return d.ref() + " created", nil
+			return d.ref() + " created" + dryRunDetail(c, created), nil
 		}
 		// Created concurrently: replace it below.
 		if cur, err = c.GetService(ctx, d.name); err != nil {
@@ -385,10 +398,30 @@ func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	if serviceUnchanged(ctx, c, d, cur) {
 		return d.ref() + " unchanged", nil
 	}
-	if err := c.ReplaceServiceYAML(ctx, d.name, d.body); err != nil {
+	would, err := c.ReplaceServiceYAML(ctx, d.name, d.body)
+	if err != nil {
 		return "", err
 	}
-	return d.ref() + " configured", nil
+	return d.ref() + " configured" + dryRunDetail(c, would), nil
+}
+
+// dryRunDetail is, in a dry run, what the server says the service would
+// be: its bridgePort and the agents that would listen.
+func dryRunDetail(c *Client, s Service) string {
+	if !c.DryRun {
+		return ""
+	}
+	var agents []string
+	for _, e := range s.Distribution {
+		if e.Wanted == nil || *e.Wanted {
+			agents = append(agents, e.AgentName)
+		}
+	}
+	listen := "no agent would listen"
+	if len(agents) > 0 {
+		listen = "would listen on " + strings.Join(agents, ", ")
+	}
+	return fmt.Sprintf(": bridgePort %d, %s", s.BridgePort, listen)
 }
 
 // serviceUnchanged reports whether the document matches the stored
@@ -489,7 +522,7 @@ func applyAgent(ctx context.Context, c *Client, d document) (string, error) {
 	if !created {
 		return ref + " configured", nil
 	}
-	if a.Token != "" {
+	if a.Token != "" && !c.DryRun { // a dry run's token was never stored
 		return ref + " created (agent token, shown once: " + a.Token + ")", nil
 	}
 	return ref + " created", nil

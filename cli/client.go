@@ -26,6 +26,12 @@ type Client struct {
 	// Token, when set, is sent as `Authorization: Bearer <token>`.
 	Token string
 	HTTP  *http.Client
+	// DryRun sends every write with ?dryRun=true: the server checks it
+	// and answers what it would do, storing nothing (see CheckDryRun).
+	DryRun bool
+	// lastWrite is the body of the latest 2xx answer to a write, for
+	// diff: in a dry run, what the object would be.
+	lastWrite []byte
 	// unauthorized, when set, is added to a 401's message: where the
 	// token came from, and what to do.
 	unauthorized string
@@ -225,6 +231,9 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
+	if c.DryRun && method != http.MethodGet {
+		path = withQuery(path, "dryRun", "true")
+	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
@@ -248,6 +257,12 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
+	}
+	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 && resp.Header.Get("X-Dry-Run") != "true" {
+		return resp.StatusCode, resp.Header, out, fmt.Errorf("%s %s: the server did not answer as a dry run: it may have made the change", method, path)
+	}
+	if method != http.MethodGet && resp.StatusCode/100 == 2 {
+		c.lastWrite = out
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
@@ -338,6 +353,29 @@ func (c *Client) upload(ctx context.Context, method, path, field string, doc []b
 
 func esc(s string) string { return url.PathEscape(s) }
 
+// withQuery adds key=value to path's query.
+func withQuery(path, key, value string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
+}
+
+// CheckDryRun checks, before any dry-run write, that the server honours
+// ?dryRun=: an older server would ignore the parameter and write. The
+// servers that answer X-Svcbridge-Version are those that honour it.
+func (c *Client) CheckDryRun(ctx context.Context) error {
+	_, header, _, err := c.roundTrip(ctx, http.MethodGet, "/healthz", "", nil)
+	if err != nil {
+		return err
+	}
+	if header.Get("X-Svcbridge-Version") == "" {
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server at %s is too old for --dry-run=server (it would write): nothing was sent", c.Server)}
+	}
+	return nil
+}
+
 // ---- services ----
 
 func decodeService(raw []byte) (Service, error) {
@@ -390,10 +428,14 @@ func (c *Client) CreateServiceYAML(ctx context.Context, doc []byte) (Service, er
 }
 
 // ReplaceServiceYAML makes the service named name the document doc (the
-// whole desired document).
-func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte) error {
-	_, _, err := c.upload(ctx, http.MethodPatch, "/api/v3/services/yaml/"+esc(name), "service", doc)
-	return err
+// whole desired document). A dry run answers the service it would make;
+// a real one nothing (the zero Service).
+func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte) (Service, error) {
+	_, body, err := c.upload(ctx, http.MethodPatch, "/api/v3/services/yaml/"+esc(name), "service", doc)
+	if err != nil || len(body) == 0 {
+		return Service{}, err
+	}
+	return decodeService(body)
 }
 
 // CreateService creates a service from its JSON fields.

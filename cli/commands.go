@@ -72,13 +72,15 @@ type Embedded struct {
 }
 
 // Commands returns the client commands for the root command: apply, get,
-// describe, delete, reconcile, status, bench, login and version.
+// describe, delete, reconcile, status, bench, login, version, diff and
+// preview.
 func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
 	cmds := []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
+		diffCmd(o), previewCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)
@@ -306,6 +308,45 @@ type waitFlags struct {
 func (w *waitFlags) flags(cmd *cobra.Command, what string) {
 	cmd.Flags().BoolVar(&w.wait, "wait", false, what)
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits (a Go duration such as 60s)")
+}
+
+// ---- dry run ----
+
+// dryRunFlag is --dry-run, as kubectl's: none (write) or server (the
+// server checks each write and answers what it would do, storing
+// nothing).
+type dryRunFlag struct{ value string }
+
+func (d *dryRunFlag) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&d.value, "dry-run", "none", `"server": send every write with ?dryRun=true (checked and answered, nothing stored); "none": write`)
+	cmd.RegisterFlagCompletionFunc("dry-run", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"none", "server"}, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// apply sets c up for a server dry run when asked, once the server is
+// known to honour it; a dry run has nothing to --wait for.
+func (d dryRunFlag) apply(ctx context.Context, c *Client, wait bool) error {
+	switch d.value {
+	case "none", "":
+		return nil
+	case "server":
+	default:
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --dry-run %q: want none or server (a client-side dry run is not offered: the server's rules are the ones that count)", d.value)}
+	}
+	if wait {
+		return &ExitError{Code: ExitOther, Err: errors.New("--wait and --dry-run=server do not go together: a dry run changes nothing to wait for")}
+	}
+	c.DryRun = true
+	return c.CheckDryRun(ctx)
+}
+
+// dryRunNote ends a verb's line in a dry run.
+func dryRunNote(c *Client) string {
+	if c.DryRun {
+		return " (server dry run)"
+	}
+	return ""
 }
 
 // ---- output ----

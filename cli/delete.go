@@ -12,6 +12,7 @@ import (
 func deleteCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
 	var files []string
 	var ignoreNotFound bool
 	cmd := &cobra.Command{
@@ -33,6 +34,9 @@ them any more (exit 4 after --timeout).
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			client, err := c.client(cmd)
 			if err != nil {
+				return err
+			}
+			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {
 				return err
 			}
 			var items []deleteItem
@@ -72,6 +76,7 @@ them any more (exit 4 after --timeout).
 	}
 	c.flags(cmd)
 	w.flags(cmd, "wait until the deleted services' objects are gone from every router")
+	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "delete what these YAML files declare (file, directory or -)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "treat an object that does not exist as deleted")
@@ -117,7 +122,7 @@ func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []delet
 			fail(it, err)
 			continue
 		}
-		fmt.Fprintln(out, it.ref()+" deleted")
+		fmt.Fprintln(out, it.ref()+" deleted"+dryRunNote(c))
 		if target != nil {
 			targets = append(targets, target)
 		}
@@ -218,6 +223,7 @@ func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error)
 func reconcileCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
 	var failed bool
 	cmd := &cobra.Command{
 		Use:   "reconcile SERVICE... | reconcile service/SERVICE... | reconcile --failed",
@@ -240,6 +246,9 @@ failed, 4 after --timeout.
 				return err
 			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := dry.apply(ctx, client, w.wait); err != nil {
+				return err
+			}
 			names, err := serviceNames(args)
 			switch {
 			case err != nil:
@@ -281,7 +290,7 @@ failed, 4 after --timeout.
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(out, "service/%s reconcile requested\n", name)
+				fmt.Fprintf(out, "service/%s reconcile requested%s\n", name, dryRunNote(client))
 				if w.wait {
 					targets = append(targets, &waitTarget{name: name, goal: untilReconciled, before: before.UpdatedAt})
 				}
@@ -302,6 +311,7 @@ failed, 4 after --timeout.
 	c.flags(cmd)
 	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
 	cmd.Flags().BoolVar(&failed, "failed", false, "reconcile every service whose status is failed")
+	dry.flags(cmd)
 	return cmd
 }
 

@@ -319,6 +319,71 @@ func TestCLIEveryVerb(t *testing.T) {
 		cliMust(t, s.url, 0, "delete", "service/nothing", "microservice/orders/nothing", "--ignore-not-found")
 	})
 
+	// Dry runs, diff and preview change nothing and say what would be.
+	t.Run("dry run, diff, preview", func(t *testing.T) {
+		pay := cliFile(t, "pay.yaml", "kind: Service\nmetadata:\n  name: pay\n  tags: [checkout]\nspec:\n  type: external\n  resource: 198.51.100.9\n  targetPort: 443\n")
+		r := cliMust(t, s.url, 0, "apply", "-f", pay, "--dry-run=server")
+		if r.stdout != "service/pay created: bridgePort 10026, would listen on fog-a, hub (server dry run)\n" {
+			t.Errorf("apply --dry-run=server of a new service:\n%s", r)
+		}
+		if _, ok := s.getService("pay"); ok {
+			t.Errorf("a dry run created pay")
+		}
+		r = cliMust(t, s.url, 0, "apply", "-f", fleet, "--dry-run=server")
+		if strings.Count(r.stdout, " unchanged (server dry run)\n") != 4 || !strings.Contains(r.stdout, "service/vendor configured: ") {
+			t.Errorf("apply --dry-run=server of the fleet:\n%s", r)
+		}
+		vendor := cliFile(t, "vendor.yaml", "kind: Service\nmetadata:\n  name: vendor\nspec:\n  type: external\n  resource: 203.0.113.10\n  targetPort: 9443\n")
+		r = cliMust(t, s.url, 0, "apply", "-f", vendor, "--dry-run=server")
+		if r.stdout != "service/vendor configured: bridgePort 10025, would listen on hub (server dry run)\n" {
+			t.Errorf("apply --dry-run=server of a change:\n%s", r)
+		}
+		r = cliMust(t, s.url, 1, "diff", "-f", vendor)
+		if !strings.Contains(r.stdout, "--- live/service/vendor\n+++ applied/service/vendor\n") ||
+			!strings.Contains(r.stdout, "\n-  targetPort: 8443\n+  targetPort: 9443\n") || strings.Count(r.stdout, "\n-") != 1 {
+			t.Errorf("diff of a change:\n%s", r)
+		}
+		r = cliMust(t, s.url, 1, "diff", "-f", pay)
+		if !strings.Contains(r.stdout, "+kind: Service\n") || !strings.Contains(r.stdout, "+  resource: 198.51.100.9\n") {
+			t.Errorf("diff of a new service:\n%s", r)
+		}
+		got := cliFile(t, "all.yaml", cliMust(t, s.url, 0, "get", "services", "-o", "yaml").stdout)
+		if r = cliMust(t, s.url, 0, "diff", "-f", got); r.stdout != "" {
+			t.Errorf("diff of what get prints:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "delete", "service/vendor", "--dry-run=server")
+		if r.stdout != "service/vendor deleted (server dry run)\n" {
+			t.Errorf("delete --dry-run=server:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "reconcile", "checkout", "--dry-run=server")
+		if r.stdout != "service/checkout reconcile requested (server dry run)\n" {
+			t.Errorf("reconcile --dry-run=server:\n%s", r)
+		}
+		if svc, ok := s.getService("vendor"); !ok || svc.TargetPort != 8443 || svc.Generation != 2 {
+			t.Errorf("vendor after dry runs: %+v", svc)
+		}
+		cliMust(t, s.url, 1, "apply", "-f", pay, "--dry-run=client")
+		cliMust(t, s.url, 1, "apply", "-f", pay, "--dry-run=server", "--wait")
+
+		r = cliMust(t, s.url, 0, "preview", "service", "checkout", "--tags", "")
+		if !strings.Contains(r.stdout, "Service checkout with tags []: 1 agent would listen.") ||
+			!regexp.MustCompile(`(?m)^fog-a\s+edge\s+no\s+yes\s+-\s+\S`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^hub\s+interior\s+yes\s+yes\s+-\s+\S`).MatchString(r.stdout) {
+			t.Errorf("preview with no tags:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "preview", "service/checkout", "-o", "json")
+		var p struct {
+			Tags   []string `json:"tags"`
+			Agents []struct {
+				AgentName   string `json:"agentName"`
+				WouldListen bool   `json:"wouldListen"`
+			} `json:"agents"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || strings.Join(p.Tags, ",") != "checkout" || len(p.Agents) != 2 || !p.Agents[0].WouldListen {
+			t.Errorf("preview -o json: %v\n%s", err, r)
+		}
+	})
+
 	t.Run("describe", func(t *testing.T) {
 		r := cliMust(t, s.url, 0, "describe", "service", "checkout")
 		for _, want := range []string{
