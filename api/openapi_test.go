@@ -646,6 +646,10 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call(agents+"/{agent}/services", 200, do("GET", agents+"/plant-a/services"))
 	call(agents+"/{agent}/services", 404, do("GET", agents+"/nope/services"))
 
+	// A user route without a token, and a role too weak for a write.
+	call(svcs, 401, js("GET", svcs, nil, noBearer...))
+	call(svcs+"/{name}", 403, js("DELETE", svcs+"/checkout", nil, bearer(testTokens[auth.Viewer])...))
+
 	// The session calls of potctl and the Go SDK, without a bearer.
 	call("/api/v3/status", 200, js("GET", "/api/v3/status", nil, noBearer...))
 	call("/api/v3/user/refresh", 200, js("POST", "/api/v3/user/refresh", map[string]string{"refreshToken": testTokens[auth.Viewer]}, noBearer...))
