@@ -43,9 +43,13 @@ type Options struct {
 	Store      *store.Store
 	Reconciler Reconciler
 	// IDs names the workflows, for the workflowId the API shows.
-	IDs          workflows.IDs
-	ControlPlane string
-	BridgePorts  store.PortRange
+	IDs workflows.IDs
+	// Namespace is the workflows' Temporal namespace, and WebUI the
+	// Temporal Web UI's base URL ("": none): each service answers them
+	// and the link to its workflow, so that no client guesses them.
+	Namespace, WebUI string
+	ControlPlane     string
+	BridgePorts      store.PortRange
 	// BridgePortsRaw is the range as configured, for error messages.
 	BridgePortsRaw string
 	Tags           service.TagRule

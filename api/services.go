@@ -29,7 +29,7 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 // serviceView is a Service as the API shows it.
 type serviceView struct {
 	service.Service
-	WorkflowID string `json:"workflowId"`
+	workflowRef
 	// ProvisioningMessage says why a pending or deleting service waits,
 	// when the API knows: no worker polls the task queue.
 	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
@@ -47,7 +47,7 @@ func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceVi
 	}
 	out := make([]serviceView, len(svcs))
 	for i, svc := range svcs {
-		out[i] = serviceView{Service: svc, WorkflowID: s.IDs.Service(svc.Name)}
+		out[i] = serviceView{Service: svc, workflowRef: s.workflowRef(svc.Name)}
 		if waits(svc) {
 			out[i].ProvisioningMessage = note
 		}
@@ -63,9 +63,9 @@ func deleting(name string) service.Service {
 
 // deletingView is how a deleting service is shown: no spec is left.
 type deletingView struct {
-	Name                string `json:"name"`
-	ProvisioningStatus  string `json:"provisioningStatus"`
-	WorkflowID          string `json:"workflowId"`
+	Name               string `json:"name"`
+	ProvisioningStatus string `json:"provisioningStatus"`
+	workflowRef
 	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
 }
 
@@ -75,7 +75,7 @@ func shown(v serviceView) any {
 	if v.ProvisioningStatus != service.StatusDeleting {
 		return v
 	}
-	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, WorkflowID: v.WorkflowID, ProvisioningMessage: v.ProvisioningMessage}
+	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, workflowRef: v.workflowRef, ProvisioningMessage: v.ProvisioningMessage}
 }
 
 func serviceNotFound(name string) *Error {

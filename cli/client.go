@@ -115,7 +115,11 @@ type Service struct {
 	CreatedAt          time.Time                  `json:"createdAt"`
 	UpdatedAt          time.Time                  `json:"updatedAt"`
 	WorkflowID         string                     `json:"workflowId"`
-	Distribution       []DistributionEntry        `json:"distribution"`
+	// WorkflowNamespace and WorkflowURL come from the server, which knows
+	// its Temporal namespace and Web UI ("" when it does not say).
+	WorkflowNamespace string              `json:"workflowNamespace"`
+	WorkflowURL       string              `json:"workflowUrl"`
+	Distribution      []DistributionEntry `json:"distribution"`
 	// HasDistribution: the server answered a distribution array (newer
 	// servers do, on GET /services/{name}).
 	HasDistribution bool            `json:"-"`

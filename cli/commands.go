@@ -50,9 +50,6 @@ when it exists.`
 // DefaultServer is the API 'svcbridge dev' serves.
 const DefaultServer = "http://127.0.0.1:8080"
 
-// DefaultUI is the Temporal Web UI 'svcbridge dev' serves.
-const DefaultUI = "http://127.0.0.1:8233"
-
 // Options configure Commands.
 type Options struct {
 	// Embedded starts an in-process svcbridge (store, Temporal, worker,

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +18,6 @@ import (
 func describeCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
-	var ui string
 	cmd := &cobra.Command{
 		Use:   "describe service|agent NAME... | describe KIND/NAME...",
 		Short: "Show a service or an agent in detail",
@@ -29,8 +26,8 @@ endpoint, the agents that listen for it (with why, and whether they acknowledged
 the change), its Temporal workflow and a Web UI link to it. Or an agent: its
 settings, its open bridge ports and the services it listens for.
 
-The Web UI link is built from --ui (env SVCBRIDGE_UI, default ` + DefaultUI + `) and
-the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
+The workflow's namespace and Web UI link are the server's (TEMPORAL_NAMESPACE and
+TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not say.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge describe service checkout
   svcbridge get services -o name | xargs svcbridge describe
@@ -53,8 +50,7 @@ the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
 			if err != nil {
 				return err
 			}
-			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format,
-				ui: uiBase(ui), namespace: temporalNamespace(cmd)}
+			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format}
 			var errs []error
 			for i, ref := range refs {
 				if i > 0 && out.format == "" {
@@ -82,43 +78,13 @@ the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
 	}
 	c.flags(cmd)
 	out.flags(cmd, "json", "yaml")
-	cmd.Flags().StringVar(&ui, "ui", "", "Temporal Web UI base URL for the workflow link (env SVCBRIDGE_UI; default "+DefaultUI+")")
 	return cmd
 }
 
-func uiBase(flag string) string {
-	if flag == "" {
-		flag = os.Getenv("SVCBRIDGE_UI")
-	}
-	if flag == "" {
-		flag = DefaultUI
-	}
-	return strings.TrimRight(flag, "/")
-}
-
-// temporalNamespace is the root's --temporal-namespace when present, else
-// $TEMPORAL_NAMESPACE, else default.
-func temporalNamespace(cmd *cobra.Command) string {
-	if f := cmd.Flags().Lookup("temporal-namespace"); f != nil && f.Value.String() != "" {
-		return f.Value.String()
-	}
-	if ns := os.Getenv("TEMPORAL_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "default"
-}
-
-// workflowURL links a workflow in the Temporal Web UI (its latest run).
-func workflowURL(ui, namespace, workflowID string) string {
-	return ui + "/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(workflowID)
-}
-
 type describer struct {
-	c         *Client
-	w         io.Writer
-	format    string
-	ui        string
-	namespace string
+	c      *Client
+	w      io.Writer
+	format string
 }
 
 // field prints one "Label:  value" line.
@@ -177,9 +143,13 @@ func (d describer) service(ctx context.Context, name string) error {
 	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))
 	d.field("Updated", fmt.Sprintf("%s (%s ago)", s.UpdatedAt.Local().Format(time.RFC3339), age(s.UpdatedAt, now)))
-	d.field("Workflow", s.WorkflowID)
-	if s.WorkflowID != "" {
-		d.field("Web UI", workflowURL(d.ui, d.namespace, s.WorkflowID))
+	workflow := s.WorkflowID
+	if s.WorkflowNamespace != "" {
+		workflow += " (namespace " + s.WorkflowNamespace + ")"
+	}
+	d.field("Workflow", workflow)
+	if s.WorkflowURL != "" {
+		d.field("Web UI", s.WorkflowURL)
 	}
 	if !s.HasDistribution {
 		d.field("Distribution", "not reported by this server")

@@ -166,6 +166,14 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
 	s.waitStatus("vendor", "ready")
+	// A service links its workflow in dev's own Web UI.
+	var vendor struct {
+		WorkflowURL string `json:"workflowUrl"`
+	}
+	s.must(http.StatusOK, "GET", "/api/v3/services/vendor", nil, &vendor)
+	if want := fmt.Sprintf("http://127.0.0.1:%d/namespaces/default/workflows/svcbridge%%2Fservice%%2Fvendor", uiPort); vendor.WorkflowURL != want {
+		t.Errorf("vendor's workflowUrl %q, want %q", vendor.WorkflowURL, want)
+	}
 
 	// dev saved its server and token as the CLI's current context: the
 	// CLI works from any directory, with no setting.

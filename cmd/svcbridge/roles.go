@@ -189,6 +189,7 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
 		Store: p.store, Reconciler: p.workflowsClient(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
+		Namespace: p.cfg.TemporalNamespace, WebUI: p.cfg.TemporalUIURL,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
 		Pollers: p.workflowsClient().Pollers, TaskQueue: p.cfg.TaskQueue,
@@ -351,6 +352,10 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)
 	}
 	cfg.TemporalAddress = d.temporal.FrontendAddress()
+	// Services link their workflows in dev's own UI, unless set.
+	if uiPort != -1 && cfg.TemporalUIURL == "" {
+		cfg.TemporalUIURL = d.temporal.UIURL()
+	}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
 		dbURL = filepath.Join(cfg.DataDir, "svcbridge.db")
