@@ -18,12 +18,14 @@ import (
 func describeCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "describe service|agent NAME... | describe KIND/NAME...",
 		Short: "Show a service or an agent in detail",
 		Long: `Show a service in detail: its spec, status and provisioningError, bridgePort and
-endpoint, the agents that listen for it (with why, and whether they acknowledged
-the change), its Temporal workflow and a Web UI link to it. Or an agent: its
+endpoint, the agents that listen for it (counted by state: acknowledged, written,
+pending, being removed; then the first 20, or all with --all, with why and whether
+they acknowledged the change), its Temporal workflow and a Web UI link to it. Or an agent: its
 settings, its open bridge ports and the services it listens for.
 
 The workflow's namespace and Web UI link are the server's (TEMPORAL_NAMESPACE and
@@ -50,7 +52,7 @@ TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not s
 			if err != nil {
 				return err
 			}
-			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format}
+			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format, all: all}
 			var errs []error
 			for i, ref := range refs {
 				if i > 0 && out.format == "" {
@@ -78,6 +80,7 @@ TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not s
 	}
 	c.flags(cmd)
 	out.flags(cmd, "json", "yaml")
+	cmd.Flags().BoolVar(&all, "all", false, fmt.Sprintf("list every agent of a service's distribution (default: the first %d, after the counts by state)", describeAgents))
 	return cmd
 }
 
@@ -85,6 +88,42 @@ type describer struct {
 	c      *Client
 	w      io.Writer
 	format string
+	all    bool // every agent of a distribution, not the first describeAgents
+}
+
+// describeAgents is how many agents of a distribution describe lists
+// without --all: a service on 1,000 agents is summed up, not printed.
+const describeAgents = 20
+
+// distributionCounts sums a distribution up by state.
+type distributionCounts struct {
+	acknowledged int // listening, and the agent applied the change
+	written      int // listening, not acknowledged yet
+	pending      int // wanted, not listening yet
+	removing     int // listening, no longer wanted
+}
+
+func summarize(entries []DistributionEntry) distributionCounts {
+	var c distributionCounts
+	for _, e := range entries {
+		wanted := e.Wanted == nil || *e.Wanted
+		switch {
+		case e.Listening && !wanted:
+			c.removing++
+		case !e.Listening:
+			c.pending++
+		case e.AcknowledgedAt != nil:
+			c.acknowledged++
+		default:
+			c.written++
+		}
+	}
+	return c
+}
+
+func (c distributionCounts) String() string {
+	return fmt.Sprintf("%d acknowledged, %d written (not acknowledged), %d pending, %d being removed",
+		c.acknowledged, c.written, c.pending, c.removing)
 }
 
 // field prints one "Label:  value" line.
@@ -160,8 +199,13 @@ func (d describer) service(ctx context.Context, name string) error {
 	if len(s.Distribution) == 0 {
 		return nil
 	}
+	d.field("By state", summarize(s.Distribution).String())
+	shown := s.Distribution
+	if !d.all && len(shown) > describeAgents {
+		shown = shown[:describeAgents]
+	}
 	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ACKNOWLEDGED", "WRITTEN")
-	for _, e := range s.Distribution {
+	for _, e := range shown {
 		reason := e.Reason
 		if e.Wanted != nil && !*e.Wanted {
 			reason = "(no longer selected; being removed)"
@@ -170,7 +214,13 @@ func (d describer) service(ctx context.Context, name string) error {
 		}
 		t.row(e.AgentName, reason, yesNo(e.Listening), ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if more := len(s.Distribution) - len(shown); more > 0 {
+		fmt.Fprintf(d.w, "  ... and %d more agents (--all lists them, -o yaml gives every entry)\n", more)
+	}
+	return nil
 }
 
 // compactJSON shows an option's value: a string bare, anything else as

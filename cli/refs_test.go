@@ -2,7 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -146,5 +150,51 @@ items:
 	}
 	if _, err := splitDocuments("l.yaml", []byte("kind: List\nitems: 3\n")); err == nil {
 		t.Errorf("a List without a list of items")
+	}
+}
+
+// describe sums a large distribution up by state and lists the first
+// agents; --all lists every one.
+func TestCLIDescribeSumsUpALargeDistribution(t *testing.T) {
+	var entries []string
+	for i := range 25 {
+		e := fmt.Sprintf(`{"agent":"u%02d","agentName":"a%02d","listening":true,"wanted":true,"reason":"t","writtenAt":"2026-01-01T00:00:00Z"`, i, i)
+		switch i {
+		case 0:
+			e += `,"acknowledgedAt":"2026-01-01T00:00:01Z"`
+		case 1:
+			e = strings.Replace(e, `"listening":true`, `"listening":false`, 1)
+		case 2:
+			e = strings.Replace(e, `"wanted":true`, `"wanted":false`, 1)
+		}
+		entries = append(entries, e+"}")
+	}
+	svc := `{"name":"big","type":"external","resource":"203.0.113.1","targetPort":1,"provisioningStatus":"ready","distribution":[` + strings.Join(entries, ",") + `]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/services/big" {
+			w.Write([]byte(svc))
+			return
+		}
+		w.Write([]byte(`[]`))
+	}))
+	defer srv.Close()
+	describe := func(args ...string) string {
+		cmd := describeCmd(Options{Exit: func(int) {}})
+		var out strings.Builder
+		cmd.SetOut(&out)
+		cmd.SetArgs(append(args, "--server", srv.URL))
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	out := describe("service/big")
+	if !strings.Contains(out, "Distribution:     23/25 agents listening\nBy state:         1 acknowledged, 22 written (not acknowledged), 1 pending, 1 being removed\n") ||
+		strings.Count(out, "\n  a") != describeAgents || !strings.Contains(out, "  ... and 5 more agents (--all lists them") {
+		t.Errorf("describe of 25 agents:\n%s", out)
+	}
+	if out := describe("service", "big", "--all"); strings.Count(out, "\n  a") != 25 || strings.Contains(out, "more agents") {
+		t.Errorf("describe --all:\n%s", out)
 	}
 }
