@@ -64,6 +64,9 @@ type Options struct {
 	Auth auth.Authenticator
 	// Sessions answers ioFog clients' /user/refresh and /user/login.
 	Sessions auth.Sessions
+	// WatchInterval is how often a watch (?watch=true) reads its list
+	// again; 0 is DefaultWatchInterval.
+	WatchInterval time.Duration
 }
 
 // Server holds the handlers' dependencies.

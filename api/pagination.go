@@ -66,11 +66,47 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 	return items[:q.limit], continueToken(key(items[q.limit-1]))
 }
 
-// listPage answers the page of items c asks for, shown by show (nil: as
-// they are), with the next page's token in ContinueHeader; a bad query
-// is a 400.
-func listPage[T any](c *gin.Context, items []T, key func(T) []string, show func([]T) any) {
+// serveList answers a list route: the page of what read returns that c
+// asks for (?limit=, ?continue=; the next page's token in
+// ContinueHeader), or with ?watch=true its changes as they come (see
+// watch). Items are sorted by key; show shows them (nil: as they are).
+// A bad query is a 400.
+func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context) ([]T, error), key func(T) []string, show func([]T) []any) {
+	if show == nil {
+		show = func(items []T) []any {
+			out := make([]any, len(items))
+			for i, it := range items {
+				out[i] = it
+			}
+			return out
+		}
+	}
+	watch, ok := wantsWatch(c)
+	if !ok {
+		return
+	}
 	q, err := parsePage(c.Query("limit"), c.Query("continue"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if watch {
+		s.watch(c, func(c *gin.Context) ([]watchItem, error) {
+			items, err := read(c)
+			if err != nil {
+				return nil, err
+			}
+			shown := show(items)
+			out := make([]watchItem, len(items))
+			for i, it := range items {
+				k, _ := json.Marshal(key(it))
+				out[i] = watchItem{key: string(k), object: shown[i]}
+			}
+			return out, nil
+		})
+		return
+	}
+	items, err := read(c)
 	if err != nil {
 		fail(c, err)
 		return
@@ -78,13 +114,6 @@ func listPage[T any](c *gin.Context, items []T, key func(T) []string, show func(
 	page, next := paginate(items, key, q)
 	if next != "" {
 		c.Header(ContinueHeader, next)
-	}
-	if page == nil {
-		page = []T{}
-	}
-	if show == nil {
-		c.JSON(http.StatusOK, page)
-		return
 	}
 	c.JSON(http.StatusOK, show(page))
 }

@@ -85,6 +85,20 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) []any {
+		// Only what is shown is viewed: Temporal is asked about those only.
+		views := s.views(c.Request.Context(), page...)
+		out := make([]any, len(views))
+		for i, v := range views {
+			out[i] = shown(v)
+		}
+		return out
+	})
+}
+
+// readServices reads the services, and the deleted ones still being
+// removed, by name.
+func (s *Server) readServices(c *gin.Context) ([]service.Service, error) {
 	ctx := c.Request.Context()
 	var svcs []service.Service
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
@@ -97,20 +111,8 @@ func (s *Server) listServices(c *gin.Context) {
 		}
 		return err
 	})
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
-	listPage(c, svcs, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) any {
-		// Only the page is shown: Temporal is asked about its services only.
-		views := s.views(ctx, page...)
-		out := make([]any, len(views))
-		for i, v := range views {
-			out[i] = shown(v)
-		}
-		return out
-	})
+	return svcs, err
 }
 
 // lookupService returns a service, or a deleted one whose objects remain

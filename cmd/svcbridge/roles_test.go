@@ -90,3 +90,60 @@ func TestHTTPServerBoundsClients(t *testing.T) {
 		t.Errorf("headers over HTTP_MAX_HEADER_BYTES: %d, want 431", big.StatusCode)
 	}
 }
+
+// A watch outlives HTTP_WRITE_TIMEOUT: it lifts the deadline for its own
+// request, every other request keeps it.
+func TestWatchOutlivesTheWriteTimeout(t *testing.T) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	config.Flags(fs)
+	if err := fs.Parse([]string{"--http-write-timeout", "300ms"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "svcbridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const token = "roles-test-admin-token-000000001"
+	authn, err := auth.NewStatic(auth.StaticToken{Name: "admin", Role: string(auth.Admin), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(cfg.HTTP, api.New(api.Options{Store: st, Auth: authn, Logger: slog.New(slog.DiscardHandler),
+		Reconciler: noReconciles{}, WatchInterval: 50 * time.Millisecond}))
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+	req, _ := http.NewRequest("GET", base+"/api/v3/agents?watch=true", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.Sleep(600 * time.Millisecond) // twice the write timeout
+	create, _ := http.NewRequest("POST", base+"/api/v3/agents", strings.NewReader(`{"name":"late"}`))
+	create.Header.Set("Authorization", "Bearer "+token)
+	create.Header.Set("Content-Type", "application/json")
+	if r, err := http.DefaultClient.Do(create); err != nil || r.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %v %v", r, err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"type":"ADDED"`) || !strings.Contains(line, `"name":"late"`) {
+		t.Fatalf("the watch after the write timeout: %q %v", line, err)
+	}
+}
+
+// noReconciles starts nothing: these tests have no Temporal.
+type noReconciles struct{}
+
+func (noReconciles) ServiceChanged(context.Context, string) error   { return nil }
+func (noReconciles) AgentsChanged(context.Context, ...string) error { return nil }
