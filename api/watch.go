@@ -13,8 +13,10 @@ import (
 // Watches (?watch=true on a list route), as Kubernetes' watch: a
 // long-lived answer of JSON lines, one event per change,
 // {"type": "ADDED"|"MODIFIED"|"DELETED", "object": ...}. It starts with
-// an ADDED event for every item, so a client that reconnects gets the
-// whole current state again and loses nothing; it then reads the list
+// an ADDED event for every item and a BOOKMARK (object {}) after them, so
+// a client that reconnects gets the whole current state again, knows
+// when it has it (what it had and is not in it was deleted meanwhile),
+// and loses nothing; it then reads the list
 // again every Options.WatchInterval and sends what changed. The store keeps no
 // change log, so the reading is the server's: a client never polls.
 
@@ -62,6 +64,7 @@ func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, err
 	c.Header("Cache-Control", "no-store")
 	c.Status(http.StatusOK)
 	var last map[string][]byte
+	bookmark := true // after the first events: the initial state is sent
 	interval := s.WatchInterval
 	if interval <= 0 {
 		interval = DefaultWatchInterval
@@ -73,6 +76,9 @@ func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, err
 		if events, last, err = watchDiff(last, items); err != nil {
 			s.requestLogger(c).WarnContext(c.Request.Context(), "watch ended", "error", err)
 			return
+		}
+		if bookmark {
+			events, bookmark = append(events, watchEvent{"BOOKMARK", json.RawMessage("{}")}), false
 		}
 		for _, e := range events {
 			line, _ := json.Marshal(e)

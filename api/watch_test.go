@@ -79,6 +79,9 @@ func TestWatchStreamsTheChanges(t *testing.T) {
 	if got := next(); got != "ADDED a 1" {
 		t.Errorf("first event %q", got)
 	}
+	if got := next(); got != "BOOKMARK  0" {
+		t.Errorf("after the initial state: %q", got)
+	}
 	api.JSON("POST", "/api/v3/services", map[string]any{"name": "b", "type": "external", "resource": "203.0.113.2", "targetPort": 2}).Want(201)
 	if got := next(); got != "ADDED b 2" {
 		t.Errorf("after a create: %q", got)

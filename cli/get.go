@@ -176,21 +176,29 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 	}
 	inv, _ := loadInventory(ctx, c, true)
 	wide := format == "wide"
+	t := newTable(w, serviceHeader(wide)...)
+	now := time.Now()
+	for _, s := range svcs {
+		t.row(serviceRow(inv, s, wide, now)...)
+	}
+	return t.flush()
+}
+
+func serviceHeader(wide bool) []string {
 	header := []string{"NAME", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS", "AGE"}
 	if wide {
 		header = append(header, "TAGS", "BRIDGE", "GENERATION", "WORKFLOW", "ERROR")
 	}
-	t := newTable(w, header...)
-	now := time.Now()
-	for _, s := range svcs {
-		row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
-		if wide {
-			row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
-				fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
-		}
-		t.row(row...)
+	return header
+}
+
+func serviceRow(inv *inventory, s Service, wide bool, now time.Time) []string {
+	row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
+	if wide {
+		row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
+			fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
 	}
-	return t.flush()
+	return row
 }
 
 func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
@@ -234,22 +242,10 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 			break
 		}
 		wide := format == "wide"
-		header := []string{"NAME", "ROUTER-MODE", "HOST", "DEFAULT-ROUTER", "TAGS", "AGE"}
-		if wide {
-			header = append(header, "UUID", "UPSTREAM-ROUTERS")
-		}
-		t := newTable(w, header...)
+		t := newTable(w, agentHeader(wide)...)
 		now := time.Now()
 		for _, a := range agents {
-			row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
-			if wide {
-				var ups []string
-				for _, u := range a.UpstreamRouters {
-					ups = append(ups, inv.agentName(u))
-				}
-				row = append(row, a.UUID, strings.Join(ups, ","))
-			}
-			t.row(row...)
+			t.row(agentRow(inv, a, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -297,22 +293,50 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 			break
 		}
 		wide := format == "wide"
-		header := []string{"NAME", "AGENT", "HOST-NETWORK", "AGE"}
-		if wide {
-			header = append(header, "UUID")
-		}
-		t := newTable(w, header...)
+		t := newTable(w, microserviceHeader(wide)...)
 		now := time.Now()
 		for _, m := range ms {
-			row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
-			if wide {
-				row = append(row, m.UUID)
-			}
-			t.row(row...)
+			t.row(microserviceRow(inv, m, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
 		}
 	}
 	return join(errs)
+}
+
+func agentHeader(wide bool) []string {
+	header := []string{"NAME", "ROUTER-MODE", "HOST", "DEFAULT-ROUTER", "TAGS", "AGE"}
+	if wide {
+		header = append(header, "UUID", "UPSTREAM-ROUTERS")
+	}
+	return header
+}
+
+func agentRow(inv *inventory, a Agent, wide bool, now time.Time) []string {
+	row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
+	if wide {
+		var ups []string
+		for _, u := range a.UpstreamRouters {
+			ups = append(ups, inv.agentName(u))
+		}
+		row = append(row, a.UUID, strings.Join(ups, ","))
+	}
+	return row
+}
+
+func microserviceHeader(wide bool) []string {
+	header := []string{"NAME", "AGENT", "HOST-NETWORK", "AGE"}
+	if wide {
+		header = append(header, "UUID")
+	}
+	return header
+}
+
+func microserviceRow(inv *inventory, m Microservice, wide bool, now time.Time) []string {
+	row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
+	if wide {
+		row = append(row, m.UUID)
+	}
+	return row
 }

@@ -136,7 +136,11 @@ func TestWatchOutlivesTheWriteTimeout(t *testing.T) {
 	if r, err := http.DefaultClient.Do(create); err != nil || r.StatusCode != http.StatusCreated {
 		t.Fatalf("create: %v %v", r, err)
 	}
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	body := bufio.NewReader(resp.Body)
+	if line, err := body.ReadString('\n'); err != nil || !strings.Contains(line, `"type":"BOOKMARK"`) {
+		t.Fatalf("the watch's first line: %q %v", line, err)
+	}
+	line, err := body.ReadString('\n')
 	if err != nil || !strings.Contains(line, `"type":"ADDED"`) || !strings.Contains(line, `"name":"late"`) {
 		t.Fatalf("the watch after the write timeout: %q %v", line, err)
 	}
