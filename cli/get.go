@@ -74,6 +74,7 @@ func completeNames(cmd *cobra.Command, c *conn, kind string) []string {
 func getCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
@@ -85,12 +86,18 @@ metadata, spec, and what the server sets under status, which apply ignores): the
 document with one name, else a kind: List of them; 'svcbridge apply -f' takes
 either back unchanged. -o name prints kind/name lines, which every verb taking
 names accepts. -o wide adds columns.
+
+With --watch (-w), get prints the objects, then each change as the server reports
+it (ADDED, MODIFIED, DELETED in an EVENT column; -o json: one {"type", "object"}
+line per change, the object as -o json prints it), until interrupted. A dropped
+connection is opened again and nothing is missed or printed twice.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge get services
   svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
   svcbridge get services -o name | xargs svcbridge describe
   svcbridge get agents -o wide
-  svcbridge get microservices -o json`,
+  svcbridge get microservices -o json
+  svcbridge get services -w`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
@@ -112,6 +119,12 @@ names accepts. -o wide adds columns.
 				return err
 			}
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
+			if watch {
+				if out.format == "yaml" {
+					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name or -o json (a JSON line per change)")}
+				}
+				return watchObjects(ctx, client, w, kind, names, out.format)
+			}
 			switch kind {
 			case "services":
 				return getServices(ctx, client, w, names, out.format)
@@ -123,6 +136,7 @@ names accepts. -o wide adds columns.
 	}
 	c.flags(cmd)
 	out.flags(cmd, "wide", "json", "yaml", "name")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the objects, print each change as it happens (EVENT column; -o json: a JSON line per change), until interrupted")
 	return cmd
 }
 

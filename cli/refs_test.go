@@ -198,3 +198,54 @@ func TestCLIDescribeSumsUpALargeDistribution(t *testing.T) {
 		t.Errorf("describe --all:\n%s", out)
 	}
 }
+
+// A watch that loses its stream opens it again and reports only what
+// changed meanwhile: nothing twice, and what went as DELETED.
+func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
+	streams := []string{
+		`{"type":"ADDED","object":{"name":"a","targetPort":1}}
+{"type":"ADDED","object":{"name":"b","targetPort":1}}
+{"type":"BOOKMARK","object":{}}
+{"type":"MODIFIED","object":{"name":"a","targetPort":2}}
+`,
+		`{"type":"ADDED","object":{"name":"a","targetPort":2}}
+{"type":"ADDED","object":{"name":"c","targetPort":1}}
+{"type":"BOOKMARK","object":{}}
+`,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") != "true" || n >= len(streams) {
+			cancel()
+			http.Error(w, "done", 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")
+		w.Write([]byte(streams[n]))
+		n++
+	}))
+	defer srv.Close()
+	var got []string
+	err := (&Client{Server: srv.URL}).Watch(ctx, "/api/v3/services", watchKinds["services"].key, func(e WatchEvent) error {
+		var s struct {
+			Name       string `json:"name"`
+			TargetPort int    `json:"targetPort"`
+		}
+		json.Unmarshal(e.Object, &s)
+		got = append(got, fmt.Sprintf("%s %s%d", e.Type, s.Name, s.TargetPort))
+		return nil
+	})
+	want := "ADDED a1, ADDED b1, BOOKMARK 0, MODIFIED a2, ADDED c1, DELETED b1"
+	if err != nil || strings.Join(got, ", ") != want {
+		t.Errorf("events %q (%v), want %q", strings.Join(got, ", "), err, want)
+	}
+	// A server that answers the list, not a watch, is said to be one.
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`[]`)) }))
+	defer old.Close()
+	err = (&Client{Server: old.URL}).Watch(context.Background(), "/api/v3/services", watchKinds["services"].key, func(WatchEvent) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "this server cannot watch") {
+		t.Errorf("an older server: %v", err)
+	}
+}

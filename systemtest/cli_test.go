@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,17 +40,7 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary(t), args...)
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SVCBRIDGE_") && !strings.HasPrefix(kv, "DATA_DIR=") && !strings.HasPrefix(kv, "DATABASE_URL=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "DATA_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
-	if server != "" {
-		env = append(env, "SVCBRIDGE_SERVER="+server)
-	}
-	cmd.Env = env
+	cmd.Env = cliEnv(t, server)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -63,6 +54,22 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 		t.Fatalf("run svcbridge %v: %v", args, err)
 	}
 	return r
+}
+
+// cliEnv is the CLI's environment: server (empty: no SVCBRIDGE_SERVER),
+// the test admin token, an empty data directory and configuration.
+func cliEnv(t *testing.T, server string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SVCBRIDGE_") && !strings.HasPrefix(kv, "DATA_DIR=") && !strings.HasPrefix(kv, "DATABASE_URL=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "DATA_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
+	if server != "" {
+		env = append(env, "SVCBRIDGE_SERVER="+server)
+	}
+	return env
 }
 
 // cliMust runs the binary and requires exit code want.
@@ -593,6 +600,40 @@ spec:
 		if r = cliMust(t, down, 0, "version", "--client"); r.stdout != "Client: "+v.Client+"\n" {
 			t.Errorf("version --client:\n%s", r)
 		}
+	})
+
+	// get -w prints the services, then each change as the server reports it.
+	t.Run("get -w", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary(t), "get", "services", "-w")
+		cmd.Env = cliEnv(t, s.url)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stdout)
+		var seen []string
+		expect := func(re string) {
+			t.Helper()
+			for lines.Scan() {
+				seen = append(seen, lines.Text())
+				if regexp.MustCompile(re).MatchString(lines.Text()) {
+					return
+				}
+			}
+			t.Fatalf("get -w printed no line matching %s:\n%s", re, strings.Join(seen, "\n"))
+		}
+		expect(`^EVENT\s+NAME\s+TYPE\s+BACKEND`)
+		expect(`^ADDED\s+checkout\s+microservice\s+orders/checkout:8080\s+10024\s`)
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": "watched", "type": "external", "resource": "198.51.100.20", "targetPort": 22}, nil)
+		expect(`^ADDED\s+watched\s+external\s+198\.51\.100\.20:22\s`)
+		s.must(http.StatusNoContent, "DELETE", "/api/v3/services/watched", nil, nil)
+		expect(`^DELETED\s+watched\s`)
 	})
 
 	t.Run("completion", func(t *testing.T) {
