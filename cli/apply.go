@@ -220,7 +220,10 @@ worst failure. With --wait, apply then waits until every applied service is
 ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
 unchanged service that is not ready, or that follows a change to an agent or a
 microservice in the same run, is reconciled again first, so that its status is
-current rather than older than the apply.
+current rather than older than the apply. Ready means the service's objects are
+written to the routers' configs; --wait=rollout waits on until every agent the
+service selects has written its listener and no other still holds one, and with
+--acknowledged until each of them has also applied the change (acknowledged it).
 
 With --dry-run=server every write is sent with ?dryRun=true: the server runs it,
 with all its checks and allocations, answers what it would do and stores nothing.
@@ -230,6 +233,7 @@ shows the changes themselves.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge apply -f checkout.yaml
   svcbridge apply -f fleet/ --wait --timeout 60s
+  svcbridge apply -f checkout.yaml --wait=rollout --acknowledged
   svcbridge apply -f checkout.yaml --dry-run=server
   cat checkout.yaml | svcbridge apply -f -`,
 		Args: cobra.NoArgs,
@@ -239,6 +243,9 @@ shows the changes themselves.
 			}
 			client, err := c.client(cmd)
 			if err != nil {
+				return err
+			}
+			if err := w.check(); err != nil {
 				return err
 			}
 			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {
@@ -255,7 +262,7 @@ shows the changes themselves.
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait until every applied service is ready")
+	w.flags(cmd, "wait until every applied service is ready; =rollout: and until every agent it selects has written its listener", true)
 	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "YAML file, directory, or - for stdin (repeatable)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -318,7 +325,7 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 			}
 			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, before: cur.UpdatedAt})
 		}
-		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
 			printErrors(errOut, err)
 		}

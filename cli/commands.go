@@ -297,15 +297,74 @@ func dataDir(cmd *cobra.Command) string {
 
 // ---- wait flags ----
 
+// waitFlags are --wait[=ready|rollout], --acknowledged and --timeout.
 type waitFlags struct {
-	wait    bool
-	timeout time.Duration
+	wait bool
+	// rollout (--wait=rollout): past ready, until every agent the service
+	// selects has written its listener (and no other still holds one);
+	// acknowledged: and applied it (acknowledged the change).
+	rollout, acknowledged bool
+	rolloutAllowed        bool
+	timeout               time.Duration
 }
 
-func (w *waitFlags) flags(cmd *cobra.Command, what string) {
-	cmd.Flags().BoolVar(&w.wait, "wait", false, what)
+// flags adds --wait; with rollout, --wait=rollout and --acknowledged too.
+func (w *waitFlags) flags(cmd *cobra.Command, what string, rollout bool) {
+	w.rolloutAllowed = rollout
+	f := cmd.Flags().VarPF((*waitValue)(w), "wait", "", what)
+	f.NoOptDefVal = "ready"
+	if rollout {
+		cmd.Flags().BoolVar(&w.acknowledged, "acknowledged", false, "with --wait=rollout: until every agent also acknowledged the change")
+	}
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits (a Go duration such as 60s)")
 }
+
+// check refuses --acknowledged without --wait=rollout.
+func (w *waitFlags) check() error {
+	if w.acknowledged && !w.rollout {
+		return &ExitError{Code: ExitOther, Err: errors.New("--acknowledged goes with --wait=rollout")}
+	}
+	return nil
+}
+
+// waiter is a waiter that follows these flags.
+func (w *waitFlags) waiter(cmd *cobra.Command, c *Client) *waiter {
+	p := progressWriter(cmd)
+	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p), rollout: w.rollout, acknowledged: w.acknowledged}
+}
+
+// waitValue is --wait's value: ready (the flag alone, or true), rollout,
+// or none (false).
+type waitValue waitFlags
+
+func (v *waitValue) String() string {
+	switch {
+	case v.rollout:
+		return "rollout"
+	case v.wait:
+		return "ready"
+	}
+	return "none"
+}
+
+func (v *waitValue) Set(s string) error {
+	switch s {
+	case "ready", "true":
+		v.wait, v.rollout = true, false
+	case "rollout":
+		if !v.rolloutAllowed {
+			return errors.New("want ready (nothing rolls out here)")
+		}
+		v.wait, v.rollout = true, true
+	case "none", "false":
+		v.wait, v.rollout = false, false
+	default:
+		return errors.New("want ready, rollout or none")
+	}
+	return nil
+}
+
+func (v *waitValue) Type() string { return "ready|rollout" }
 
 // ---- dry run ----
 

@@ -75,7 +75,7 @@ them any more (exit 4 after --timeout).
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait until the deleted services' objects are gone from every router")
+	w.flags(cmd, "wait until the deleted services' objects are gone from every router", false)
 	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "delete what these YAML files declare (file, directory or -)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -128,7 +128,7 @@ func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []delet
 		}
 	}
 	if w.wait {
-		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
 			printErrors(errOut, err)
 		}
@@ -246,6 +246,9 @@ failed, 4 after --timeout.
 				return err
 			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := w.check(); err != nil {
+				return err
+			}
 			if err := dry.apply(ctx, client, w.wait); err != nil {
 				return err
 			}
@@ -296,7 +299,7 @@ failed, 4 after --timeout.
 				}
 			}
 			if w.wait {
-				if err := newWaiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
+				if err := w.waiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
 					errs = append(errs, err)
 					printErrors(errOut, err)
 				}
@@ -309,7 +312,7 @@ failed, 4 after --timeout.
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
+	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3); =rollout: and until every agent the service selects has written its listener", true)
 	cmd.Flags().BoolVar(&failed, "failed", false, "reconcile every service whose status is failed")
 	dry.flags(cmd)
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -247,5 +248,57 @@ func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
 	err = (&Client{Server: old.URL}).Watch(context.Background(), "/api/v3/services", watchKinds["services"].key, func(WatchEvent) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "this server cannot watch") {
 		t.Errorf("an older server: %v", err)
+	}
+}
+
+func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
+	ack := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	yes, no := true, false
+	entry := func(listening bool, wanted *bool, acked bool) DistributionEntry {
+		e := DistributionEntry{Listening: listening, Wanted: wanted}
+		if acked {
+			e.AcknowledgedAt = &ack
+		}
+		return e
+	}
+	for _, c := range []struct {
+		name             string
+		entries          []DistributionEntry
+		written, acknowl bool // done without, with --acknowledged
+	}{
+		{"none", nil, true, true},
+		{"all written", []DistributionEntry{entry(true, &yes, false), entry(true, &yes, true)}, true, false},
+		{"all acknowledged", []DistributionEntry{entry(true, &yes, true)}, true, true},
+		{"one pending", []DistributionEntry{entry(true, &yes, true), entry(false, &yes, false)}, false, false},
+		{"one still to remove", []DistributionEntry{entry(true, &yes, true), entry(true, &no, true)}, false, false},
+	} {
+		s := Service{HasDistribution: true, Distribution: c.entries}
+		if done, _, err := rolledOut(s, false); done != c.written || err != nil {
+			t.Errorf("%s: rolled out %v %v, want %v", c.name, done, err, c.written)
+		}
+		if done, _, _ := rolledOut(s, true); done != c.acknowl {
+			t.Errorf("%s --acknowledged: rolled out %v, want %v", c.name, done, c.acknowl)
+		}
+	}
+	if _, _, err := rolledOut(Service{}, false); err == nil {
+		t.Errorf("a server without distributions: no error")
+	}
+	var w waitFlags
+	for _, c := range []struct {
+		set           string
+		allowed, ok   bool
+		wait, rollout bool
+	}{
+		{"ready", true, true, true, false}, {"true", false, true, true, false}, {"rollout", true, true, true, true},
+		{"rollout", false, false, false, false}, {"none", true, true, false, false}, {"soon", true, false, false, false},
+	} {
+		w = waitFlags{rolloutAllowed: c.allowed}
+		err := (*waitValue)(&w).Set(c.set)
+		if (err == nil) != c.ok || w.wait != c.wait || w.rollout != c.rollout {
+			t.Errorf("--wait=%s (rollout allowed %v): %+v %v", c.set, c.allowed, w, err)
+		}
+	}
+	if err := (&waitFlags{acknowledged: true}).check(); err == nil {
+		t.Errorf("--acknowledged without --wait=rollout")
 	}
 }

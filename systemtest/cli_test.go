@@ -431,6 +431,33 @@ func TestCLIEveryVerb(t *testing.T) {
 		}
 	})
 
+	// --wait=rollout waits for the agents, not only the routers' configs;
+	// --acknowledged until they applied the change (describe acknowledged
+	// fog-a's; the hub's is not yet).
+	t.Run("apply --wait=rollout", func(t *testing.T) {
+		doc := cliFile(t, "checkout.yaml", cliCheckoutDoc())
+		r := cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--timeout", "60s")
+		if !strings.Contains(r.stdout, "service/checkout rolled out (bridgePort 10024, endpoint hub.example.com:10024, 2/2 agents listening)") {
+			t.Errorf("apply --wait=rollout:\n%s", r)
+		}
+		r = cliMust(t, s.url, 4, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "1s")
+		if !strings.Contains(r.stderr, "service checkout: ready, rolling out: 1 acknowledged, 1 written (not acknowledged), 0 pending, 0 being removed") {
+			t.Errorf("apply --wait=rollout --acknowledged before the hub acknowledged:\n%s", r)
+		}
+		var changes struct {
+			LastUpdated int64 `json:"lastUpdated"`
+		}
+		hub := cliAgentToken(t, s, "hub")
+		cliAgentDo(t, s, hub, "GET", "/api/v3/agent/config/changes", nil, &changes)
+		cliAgentDo(t, s, hub, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
+		r = cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "60s")
+		if !strings.Contains(r.stdout, "service/checkout rolled out") {
+			t.Errorf("apply --wait=rollout --acknowledged:\n%s", r)
+		}
+		cliMust(t, s.url, 1, "apply", "-f", doc, "--acknowledged")
+		cliMust(t, s.url, 1, "delete", "service", "nothing", "--wait=rollout")
+	})
+
 	t.Run("status", func(t *testing.T) {
 		r := cliMust(t, s.url, 0, "status")
 		for _, line := range [][]string{
