@@ -231,31 +231,12 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 
 // roundTrip is do, with the answer's headers.
 func (c *Client) roundTrip(ctx context.Context, method, path, contentType string, body []byte) (int, http.Header, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
 	if c.DryRun && method != http.MethodGet {
 		path = withQuery(path, "dryRun", "true")
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
+	resp, err := c.send(ctx, method, path, contentType, "application/json", body)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "svcbridge-cli")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := c.httpClient().Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, nil, ctx.Err()
-		}
-		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -269,19 +250,54 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 		c.lastWrite = out
 	}
 	if resp.StatusCode/100 != 2 {
-		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
-		if resp.StatusCode == http.StatusUnauthorized {
-			e.Hint = c.unauthorized
-		}
-		if json.Unmarshal(out, e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(out))
-			if len(e.Message) > 300 {
-				e.Message = e.Message[:300] + "…"
-			}
-		}
-		return resp.StatusCode, resp.Header, out, e
+		return resp.StatusCode, resp.Header, out, c.apiError(resp.StatusCode, method, path, out)
 	}
 	return resp.StatusCode, resp.Header, out, nil
+}
+
+// send sends one request; an answer that never came is an
+// *UnreachableError (or ctx's error).
+func (c *Client) send(ctx context.Context, method, path, contentType, accept string, body []byte) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
+	if err != nil {
+		return nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "svcbridge-cli")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &UnreachableError{Server: c.Server, Err: err}
+	}
+	return resp, nil
+}
+
+// apiError is the *APIError of an answer outside 2xx with body: the API's
+// envelope, else the body's start; a 401 gets the client's hint.
+func (c *Client) apiError(status int, method, path string, body []byte) *APIError {
+	e := &APIError{Status: status, Method: method, Path: path}
+	if status == http.StatusUnauthorized {
+		e.Hint = c.unauthorized
+	}
+	if json.Unmarshal(body, e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(body))
+		if len(e.Message) > 300 {
+			e.Message = e.Message[:300] + "…"
+		}
+	}
+	return e
 }
 
 // listPageSize is how many items the CLI asks for per page of a list.

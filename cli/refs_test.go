@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -248,6 +249,15 @@ func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
 	err = (&Client{Server: old.URL}).Watch(context.Background(), "/api/v3/services", watchKinds["services"].key, func(WatchEvent) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "this server cannot watch") {
 		t.Errorf("an older server: %v", err)
+	}
+	// fn's error ends the watch, as does a server never reached.
+	n = 0
+	stop := errors.New("stdout closed")
+	if err := (&Client{Server: srv.URL}).Watch(context.Background(), "/api/v3/services", watchKinds["services"].key, func(WatchEvent) error { return stop }); err != stop {
+		t.Errorf("fn's error: %v", err)
+	}
+	if err := (&Client{Server: "http://127.0.0.1:1"}).Watch(context.Background(), "/x", watchKinds["services"].key, nil); ExitCode(err) != ExitUnreachable {
+		t.Errorf("no server: %v", err)
 	}
 }
 

@@ -29,21 +29,35 @@ const watchReconnect = time.Second
 // state is complete). A stream that ends is opened again: the server
 // starts each with the whole state and a BOOKMARK, so Watch reports only
 // what changed meanwhile (what is gone as DELETED) and nothing twice.
-// key names an object of the list. An error answer, or fn's error, ends
-// the watch.
+// key names an object of the list. An error answer, fn's error, or no
+// answer to the first request ends the watch.
 func (c *Client) Watch(ctx context.Context, path string, key func(json.RawMessage) string, fn func(WatchEvent) error) error {
 	// A watch outlives any request timeout; ctx ends it.
 	stream := *c
 	stream.HTTP = &http.Client{Transport: c.httpClient().Transport}
 	seen := map[string]json.RawMessage{}
-	for {
-		err := stream.watchOnce(ctx, path+"?watch=true", key, seen, fn)
+	// fn's own errors end the watch; a stream's end does not.
+	call := func(e WatchEvent) error {
+		if err := fn(e); err != nil {
+			return &fnError{err}
+		}
+		return nil
+	}
+	for first := true; ; first = false {
+		err := stream.watchOnce(ctx, path+"?watch=true", key, seen, call)
 		var ae *APIError
 		var ee *ExitError
+		var ue *UnreachableError
+		var fe *fnError
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.As(err, &fe):
+			return fe.err
 		case errors.As(err, &ae), errors.As(err, &ee):
+			return err
+		case first && errors.As(err, &ue):
+			// Never connected: a wrong --server, not a dropped stream.
 			return err
 		}
 		select {
@@ -54,32 +68,21 @@ func (c *Client) Watch(ctx context.Context, path string, key func(json.RawMessag
 	}
 }
 
+// fnError is an error of Watch's fn.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
 // watchOnce reads one stream; seen is what the caller was told, by key.
 func (c *Client) watchOnce(ctx context.Context, path string, key func(json.RawMessage) string, seen map[string]json.RawMessage, fn func(WatchEvent) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.Server, "/")+path, nil)
+	resp, err := c.send(ctx, http.MethodGet, path, "", "application/jsonl", nil)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Accept", "application/jsonl")
-	req.Header.Set("User-Agent", "svcbridge-cli")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := c.httpClient().Do(req)
-	if err != nil {
-		return &UnreachableError{Server: c.Server, Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		e := &APIError{Status: resp.StatusCode, Method: http.MethodGet, Path: path}
-		if json.Unmarshal(body, e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(body))
-		}
-		if resp.StatusCode == http.StatusUnauthorized {
-			e.Hint = c.unauthorized
-		}
-		return e
+		return c.apiError(resp.StatusCode, http.MethodGet, path, body)
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/jsonl") {
 		return &ExitError{Code: ExitOther, Err: errors.New("this server cannot watch: it answered the list, not a watch")}

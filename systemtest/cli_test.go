@@ -414,12 +414,7 @@ func TestCLIEveryVerb(t *testing.T) {
 			t.Errorf("describe service: distribution rows:\n%s", r)
 		}
 		// The agent acknowledges its change: describe says so.
-		var changes struct {
-			LastUpdated int64 `json:"lastUpdated"`
-		}
-		fogA := cliAgentToken(t, s, "fog-a")
-		cliAgentDo(t, s, fogA, "GET", "/api/v3/agent/config/changes", nil, &changes)
-		cliAgentDo(t, s, fogA, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
+		cliAcknowledge(t, s, "fog-a")
 		r = cliMust(t, s.url, 0, "describe", "svc", "checkout")
 		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+\d+[smhd] ago\s+\d+[smhd] ago$`).MatchString(r.stdout) {
 			t.Errorf("describe after fog-a acknowledged:\n%s", r)
@@ -444,12 +439,7 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stderr, "service checkout: ready, rolling out: 1 acknowledged, 1 written (not acknowledged), 0 pending, 0 being removed") {
 			t.Errorf("apply --wait=rollout --acknowledged before the hub acknowledged:\n%s", r)
 		}
-		var changes struct {
-			LastUpdated int64 `json:"lastUpdated"`
-		}
-		hub := cliAgentToken(t, s, "hub")
-		cliAgentDo(t, s, hub, "GET", "/api/v3/agent/config/changes", nil, &changes)
-		cliAgentDo(t, s, hub, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
+		cliAcknowledge(t, s, "hub")
 		r = cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "60s")
 		if !strings.Contains(r.stdout, "service/checkout rolled out") {
 			t.Errorf("apply --wait=rollout --acknowledged:\n%s", r)
@@ -743,6 +733,18 @@ func cliCheckBench(t *testing.T, r cliResult, scenarios ...string) {
 }
 
 // cliAgentToken rotates an agent's credential and returns it.
+// cliAcknowledge makes agent acknowledge its latest change, as the agent
+// does through the pull API.
+func cliAcknowledge(t *testing.T, s *system, agent string) {
+	t.Helper()
+	var changes struct {
+		LastUpdated int64 `json:"lastUpdated"`
+	}
+	token := cliAgentToken(t, s, agent)
+	cliAgentDo(t, s, token, "GET", "/api/v3/agent/config/changes", nil, &changes)
+	cliAgentDo(t, s, token, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
+}
+
 func cliAgentToken(t *testing.T, s *system, agent string) string {
 	t.Helper()
 	var out struct {
