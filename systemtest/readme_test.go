@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// The README's walkthrough, run as a reader would: each ```sh block in
-// turn in one directory against a fresh `svcbridge dev`, its output held
-// to the block that follows it, so that the README cannot drift from
-// what svcbridge prints.
+// The README's walkthrough and API examples, run as a reader would: each
+// ```sh block followed by an output block, in turn, in one directory
+// against a fresh `svcbridge dev`, its output held to that block, so that
+// the README cannot drift from what svcbridge prints.
 
 // readmeExample is one ```sh block of the README and the output block
 // after it.
@@ -73,9 +73,10 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples := readmeExamples(t, string(readme), "Five-minute walkthrough")
-	if len(examples) < 4 {
-		t.Fatalf("the walkthrough has %d examples with output, want at least 4", len(examples))
+	walkthrough := readmeExamples(t, string(readme), "Five-minute walkthrough")
+	apiExamples := readmeExamples(t, string(readme), "API")
+	if len(walkthrough) < 4 || len(apiExamples) < 1 {
+		t.Fatalf("the walkthrough has %d examples with output and the API section %d, want at least 4 and 1", len(walkthrough), len(apiExamples))
 	}
 
 	// svcbridge on PATH, dev in the reader's directory on free ports; the
@@ -90,9 +91,17 @@ func TestREADMEWalkthrough(t *testing.T) {
 		"--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
 	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", apiPort), dev)
 
+	examples := walkthrough
+	if _, err := exec.LookPath("curl"); err == nil {
+		examples = append(examples, apiExamples...)
+	} else {
+		t.Log("curl is not installed: the API section's examples are not run")
+	}
+	// The README's curl examples name dev's default address.
+	addr := fmt.Sprintf("127.0.0.1:%d", apiPort)
 	for _, ex := range examples {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		sh := exec.CommandContext(ctx, "bash", "-c", ex.script)
+		sh := exec.CommandContext(ctx, "bash", "-c", strings.ReplaceAll(ex.script, "127.0.0.1:8080", addr))
 		sh.Dir, sh.Env = work, env
 		out, _ := sh.CombinedOutput() // a failure shows in the output
 		cancel()
