@@ -229,7 +229,9 @@ With --dry-run=server every write is sent with ?dryRun=true: the server runs it,
 with all its checks and allocations, answers what it would do and stores nothing.
 Each line then ends with (server dry run); a created or changed service also says
 the bridgePort it would have and the agents that would listen. 'svcbridge diff -f'
-shows the changes themselves.
+shows the changes themselves. As with kubectl, each document is checked against
+what is stored: one that needs an object an earlier document of the same run
+would create (a service on a new microservice) is refused in a dry run.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge apply -f checkout.yaml
   svcbridge apply -f fleet/ --wait --timeout 60s
