@@ -44,20 +44,13 @@ type agentWithToken struct {
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	var agents []inventory.Agent
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		agents, err = tx.ListAgents(c.Request.Context())
-		return err
-	})
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	if agents == nil {
-		agents = []inventory.Agent{}
-	}
-	c.JSON(http.StatusOK, agents)
+	serveList(s, c, func(c *gin.Context) (agents []inventory.Agent, err error) {
+		err = s.inTx(c, func(tx *store.Tx) error {
+			agents, err = tx.ListAgents(c.Request.Context())
+			return err
+		})
+		return agents, err
+	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
 }
 
 func (s *Server) getAgent(c *gin.Context) {

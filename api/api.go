@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/auth"
+	"svcbridge/buildinfo"
 	"svcbridge/inventory"
 	"svcbridge/metrics"
 	"svcbridge/service"
@@ -42,9 +43,13 @@ type Options struct {
 	Store      *store.Store
 	Reconciler Reconciler
 	// IDs names the workflows, for the workflowId the API shows.
-	IDs          workflows.IDs
-	ControlPlane string
-	BridgePorts  store.PortRange
+	IDs workflows.IDs
+	// Namespace is the workflows' Temporal namespace, and WebUI the
+	// Temporal Web UI's base URL ("": none): each service answers them
+	// and the link to its workflow, so that no client guesses them.
+	Namespace, WebUI string
+	ControlPlane     string
+	BridgePorts      store.PortRange
 	// BridgePortsRaw is the range as configured, for error messages.
 	BridgePortsRaw string
 	Tags           service.TagRule
@@ -59,6 +64,9 @@ type Options struct {
 	Auth auth.Authenticator
 	// Sessions answers ioFog clients' /user/refresh and /user/login.
 	Sessions auth.Sessions
+	// WatchInterval is how often a watch (?watch=true) reads its list
+	// again; 0 is DefaultWatchInterval.
+	WatchInterval time.Duration
 }
 
 // Server holds the handlers' dependencies.
@@ -73,18 +81,19 @@ func New(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Reconciler = dryRunReconciler{o.Reconciler}
 	s := &Server{Options: o, started: time.Now()}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok", "version": buildinfo.Version()}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	s.openAPIRoutes(r)
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.authorize, checkParams)
+	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
@@ -124,9 +133,15 @@ func checkParams(c *gin.Context) {
 	c.Next()
 }
 
-// timestamp sets X-Timestamp (ms) on every response, as ioFog clients expect.
+// VersionHeader carries svcbridge's version on every response, so that
+// any answer (an error too) says which server gave it.
+const VersionHeader = "X-Svcbridge-Version"
+
+// timestamp sets X-Timestamp (ms) on every response, as ioFog clients
+// expect, and the version header.
 func (s *Server) timestamp(c *gin.Context) {
 	c.Header("X-Timestamp", strconv.FormatInt(time.Now().UnixMilli(), 10))
+	c.Header(VersionHeader, buildinfo.Version())
 	c.Next()
 }
 
@@ -311,9 +326,23 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 	return body, nil
 }
 
-// inTx runs fn in a store transaction.
+// inTx runs fn in a store transaction; a dry run's is rolled back once
+// fn succeeded (see dryRun).
 func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
-	return s.Store.InTx(c.Request.Context(), fn)
+	ctx := c.Request.Context()
+	if !isDryRun(ctx) {
+		return s.Store.InTx(ctx, fn)
+	}
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errDryRun
+	})
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	return err
 }
 
 // afterCommit runs the reconcile trigger; a failure is logged, not

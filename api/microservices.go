@@ -23,20 +23,13 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) listMicroservices(c *gin.Context) {
-	var ms []inventory.Microservice
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		ms, err = tx.ListMicroservices(c.Request.Context())
-		return err
-	})
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	if ms == nil {
-		ms = []inventory.Microservice{}
-	}
-	c.JSON(http.StatusOK, ms)
+	serveList(s, c, func(c *gin.Context) (ms []inventory.Microservice, err error) {
+		err = s.inTx(c, func(tx *store.Tx) error {
+			ms, err = tx.ListMicroservices(c.Request.Context())
+			return err
+		})
+		return ms, err
+	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.

@@ -3,10 +3,12 @@ package api
 import (
 	"bytes"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	"svcbridge/buildinfo"
 	"svcbridge/store"
 )
 
@@ -52,5 +54,22 @@ func TestUnknownRoutesAreLogged(t *testing.T) {
 	}
 	if known == "" || strings.Contains(known, "path=") {
 		t.Fatalf("known route logged as %q", known)
+	}
+}
+
+// Every answer says which server gave it: /healthz, a 404 and /metrics
+// carry the version /api/v3/status reports.
+func TestEveryAnswerCarriesTheVersion(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite)
+	want := buildinfo.Version()
+	health := api.Do("GET", "/healthz", nil).Want(200)
+	if !strings.Contains(string(health.Body), `"version":"`+want+`"`) || health.Header.Get(VersionHeader) != want {
+		t.Errorf("/healthz: %s, header %q", health.Body, health.Header.Get(VersionHeader))
+	}
+	if got := api.Do("GET", "/api/v3/nothing", nil).Want(404).Header.Get(VersionHeader); got != want {
+		t.Errorf("a 404's %s: %q", VersionHeader, got)
+	}
+	if m := api.Do("GET", "/metrics", nil).Want(200); !strings.Contains(string(m.Body), `svcbridge_build_info{goversion="`+runtime.Version()+`",version="`+want+`"} 1`) {
+		t.Errorf("/metrics lacks svcbridge_build_info")
 	}
 }

@@ -28,7 +28,7 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 // serviceView is a Service as the API shows it.
 type serviceView struct {
 	service.Service
-	WorkflowID string `json:"workflowId"`
+	workflowRef
 	// ProvisioningMessage says why a pending or deleting service waits,
 	// when the API knows: no worker polls the task queue.
 	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
@@ -46,7 +46,7 @@ func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceVi
 	}
 	out := make([]serviceView, len(svcs))
 	for i, svc := range svcs {
-		out[i] = serviceView{Service: svc, WorkflowID: s.IDs.Service(svc.Name)}
+		out[i] = serviceView{Service: svc, workflowRef: s.workflowRef(svc.Name)}
 		if waits(svc) {
 			out[i].ProvisioningMessage = note
 		}
@@ -62,9 +62,9 @@ func deleting(name string) service.Service {
 
 // deletingView is how a deleting service is shown: no spec is left.
 type deletingView struct {
-	Name                string `json:"name"`
-	ProvisioningStatus  string `json:"provisioningStatus"`
-	WorkflowID          string `json:"workflowId"`
+	Name               string `json:"name"`
+	ProvisioningStatus string `json:"provisioningStatus"`
+	workflowRef
 	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
 }
 
@@ -74,7 +74,7 @@ func shown(v serviceView) any {
 	if v.ProvisioningStatus != service.StatusDeleting {
 		return v
 	}
-	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, WorkflowID: v.WorkflowID, ProvisioningMessage: v.ProvisioningMessage}
+	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, workflowRef: v.workflowRef, ProvisioningMessage: v.ProvisioningMessage}
 }
 
 func serviceNotFound(name string) *Error {
@@ -84,6 +84,20 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) []any {
+		// Only what is shown is viewed: Temporal is asked about those only.
+		views := s.views(c.Request.Context(), page...)
+		out := make([]any, len(views))
+		for i, v := range views {
+			out[i] = shown(v)
+		}
+		return out
+	})
+}
+
+// readServices reads the services, and the deleted ones still being
+// removed, by name.
+func (s *Server) readServices(c *gin.Context) ([]service.Service, error) {
 	ctx := c.Request.Context()
 	var svcs []service.Service
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
@@ -96,17 +110,8 @@ func (s *Server) listServices(c *gin.Context) {
 		}
 		return err
 	})
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
-	views := s.views(ctx, svcs...)
-	out := make([]any, len(views))
-	for i, v := range views {
-		out[i] = shown(v)
-	}
-	c.JSON(http.StatusOK, out)
+	return svcs, err
 }
 
 // lookupService returns a service, or a deleted one whose objects remain
@@ -182,6 +187,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	var svc service.Service
+	var preview []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		// From spec on every attempt: a retried transaction must not start
 		// from what a failed one resolved or read back.
@@ -207,7 +213,11 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		}
 		// Read back so the answer equals a later GET: tags a list, not
 		// null, and timestamps as the database rounds them.
-		svc, err = tx.GetService(ctx, svc.Name)
+		if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
+			return err
+		}
+		// A dry run answers the agents that would listen too.
+		preview, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
 	if store.IsConflict(err, store.ServiceNameKey) {
@@ -218,6 +228,10 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
+	if preview != nil {
+		c.JSON(http.StatusCreated, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
+		return
+	}
 	c.JSON(http.StatusCreated, s.views(ctx, svc)[0])
 }
 
@@ -268,6 +282,8 @@ func (s *Server) updateServiceYAML(c *gin.Context) {
 func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(service.Spec) service.Spec) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
+	var svc service.Service
+	var preview []distributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -298,16 +314,28 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		if err != nil {
 			return err
 		}
-		svc := old
+		svc = old
 		svc.Spec = spec
 		s.applyControlPlane(&svc, placement)
-		return tx.UpdateService(ctx, &svc)
+		if err := tx.UpdateService(ctx, &svc); err != nil || !isDryRun(ctx) {
+			return err
+		}
+		// A dry run answers what the write would make, as Kubernetes'.
+		if svc, err = tx.GetService(ctx, name); err != nil {
+			return err
+		}
+		preview, err = s.serviceDistribution(ctx, tx, svc)
+		return err
 	})
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
+	if preview != nil {
+		c.JSON(http.StatusOK, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
+		return
+	}
 	c.Status(http.StatusNoContent)
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -1266,4 +1267,32 @@ func TestServiceReconcileTriggerOutlivesTheClient(t *testing.T) {
 			t.Fatalf("reconciles %v", got)
 		}
 	})
+}
+
+// A service says where its workflow is, so that no client guesses the
+// Web UI or the namespace.
+func TestServicesLinkTheirWorkflow(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) {
+		o.Namespace, o.WebUI = "ops", "http://ui.example:9999"
+	})
+	api.JSON("POST", "/api/v3/agents", map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}).Want(201)
+	created := api.JSON("POST", "/api/v3/services", map[string]any{"name": "vendor", "type": "external", "resource": "203.0.113.1", "targetPort": 443}).Want(201).Map()
+	want := "http://ui.example:9999/namespaces/ops/workflows/" + url.PathEscape(testIDs.Service("vendor"))
+	for _, got := range []map[string]any{created, api.Do("GET", "/api/v3/services/vendor", nil).Want(200).Map()} {
+		if got["workflowNamespace"] != "ops" || got["workflowUrl"] != want {
+			t.Errorf("service answers namespace %v, link %v; want ops, %s", got["workflowNamespace"], got["workflowUrl"], want)
+		}
+	}
+	// What GET answers may be sent back.
+	api.JSON("PATCH", "/api/v3/services/vendor", map[string]any{"targetPort": 444, "workflowId": created["workflowId"],
+		"workflowNamespace": created["workflowNamespace"], "workflowUrl": created["workflowUrl"]}).Want(204)
+	for _, c := range []struct{ ui, ns, id, want string }{
+		{"", "default", "svcbridge/service/a", ""},
+		{"http://ui", "", "svcbridge/service/a", ""},
+		{"http://ui", "team a", "svcbridge/service/a b", "http://ui/namespaces/team%20a/workflows/svcbridge%2Fservice%2Fa%20b"},
+	} {
+		if got := workflowURL(c.ui, c.ns, c.id); got != c.want {
+			t.Errorf("workflowURL(%q, %q, %q) = %q, want %q", c.ui, c.ns, c.id, got, c.want)
+		}
+	}
 }

@@ -24,6 +24,7 @@ var applyKinds = []string{"Service", "Agent", "AgentConfig", "Microservice"}
 type document struct {
 	source string // file name, "-" for stdin
 	index  int    // 1-based position in its file
+	item   int    // 1-based position in its kind: List, 0 outside one
 	kind   string
 	name   string
 	node   *yaml.Node
@@ -31,6 +32,9 @@ type document struct {
 }
 
 func (d document) where() string {
+	if d.item > 0 {
+		return fmt.Sprintf("%s, document %d, item %d", d.source, d.index, d.item)
+	}
 	return fmt.Sprintf("%s, document %d", d.source, d.index)
 }
 
@@ -111,32 +115,92 @@ func splitDocuments(source string, data []byte) (docs []document, err error) {
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].ShortTag() == "!!null") {
 			continue // an empty document, e.g. after a trailing ---
 		}
-		body, err := yaml.Marshal(&n)
+		items, err := listItems(&n)
 		if err != nil {
 			return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
 		}
-		d := document{source: source, index: i, node: &n, body: body}
-		var head struct {
-			Kind     string `yaml:"kind"`
-			Metadata struct {
-				Name string `yaml:"name"`
-			} `yaml:"metadata"`
+		for j, item := range items {
+			d, err := newDocument(item)
+			if err != nil {
+				return nil, fmt.Errorf("%s, document %d: %v", source, i, err)
+			}
+			d.source, d.index = source, i
+			if item != &n {
+				d.item = j + 1
+			}
+			docs = append(docs, d)
 		}
-		_ = n.Decode(&head) // a bad shape is the API's to explain
-		d.kind, d.name = head.Kind, head.Metadata.Name
-		docs = append(docs, d)
 	}
+}
+
+// listItems is the documents a YAML document holds: the items of a kind:
+// List (what get -o yaml|json prints for several objects), else itself.
+func listItems(n *yaml.Node) ([]*yaml.Node, error) {
+	var head struct {
+		Kind  string    `yaml:"kind"`
+		Items yaml.Node `yaml:"items"`
+	}
+	if n.Decode(&head) != nil || head.Kind != "List" {
+		return []*yaml.Node{n}, nil
+	}
+	if head.Items.Kind != yaml.SequenceNode {
+		return nil, errors.New("a kind: List needs items: a list of documents")
+	}
+	return head.Items.Content, nil
+}
+
+// newDocument reads one document's kind and name, and makes the body the
+// API gets: the document without status, which is what the server set
+// (get -o yaml prints it) and not the client's to send.
+func newDocument(n *yaml.Node) (document, error) {
+	body, err := yaml.Marshal(withoutStatus(n))
+	if err != nil {
+		return document{}, err
+	}
+	d := document{node: n, body: body}
+	var head struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+	}
+	_ = n.Decode(&head) // a bad shape is the API's to explain
+	d.kind, d.name = head.Kind, head.Metadata.Name
+	return d, nil
+}
+
+// withoutStatus is the mapping n (or a document holding one) without
+// its status key; n is left as it is.
+func withoutStatus(n *yaml.Node) *yaml.Node {
+	m := n
+	if m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = m.Content[0]
+	}
+	if m.Kind != yaml.MappingNode {
+		return n
+	}
+	out := *m
+	out.Content = nil
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != "status" {
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return &out
 }
 
 func applyCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
 	var files []string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Create or update services, agents and microservices from YAML",
 		Long: `Create or update what YAML files declare: kind Service, Agent, AgentConfig and
-Microservice, several documents per file (separated by ---).
+Microservice, several documents per file (separated by ---) or the items of a
+kind: List. What 'svcbridge get -o yaml|json' prints applies as it is: a
+document's status (what the server set) is not sent.
 
 Documents are applied in file order, so put agents and microservices before the
 services that use them. Each document prints one line:
@@ -156,10 +220,23 @@ worst failure. With --wait, apply then waits until every applied service is
 ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
 unchanged service that is not ready, or that follows a change to an agent or a
 microservice in the same run, is reconciled again first, so that its status is
-current rather than older than the apply.
+current rather than older than the apply. Ready means the service's objects are
+written to the routers' configs; --wait=rollout waits on until every agent the
+service selects has written its listener and no other still holds one, and with
+--acknowledged until each of them has also applied the change (acknowledged it).
+
+With --dry-run=server every write is sent with ?dryRun=true: the server runs it,
+with all its checks and allocations, answers what it would do and stores nothing.
+Each line then ends with (server dry run); a created or changed service also says
+the bridgePort it would have and the agents that would listen. 'svcbridge diff -f'
+shows the changes themselves. As with kubectl, each document is checked against
+what is stored: one that needs an object an earlier document of the same run
+would create (a service on a new microservice) is refused in a dry run.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge apply -f checkout.yaml
   svcbridge apply -f fleet/ --wait --timeout 60s
+  svcbridge apply -f checkout.yaml --wait=rollout --acknowledged
+  svcbridge apply -f checkout.yaml --dry-run=server
   cat checkout.yaml | svcbridge apply -f -`,
 		Args: cobra.NoArgs,
 		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
@@ -168,6 +245,12 @@ current rather than older than the apply.
 			}
 			client, err := c.client(cmd)
 			if err != nil {
+				return err
+			}
+			if err := w.check(); err != nil {
+				return err
+			}
+			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {
 				return err
 			}
 			docs, err := readDocuments(files, cmd.InOrStdin())
@@ -181,7 +264,8 @@ current rather than older than the apply.
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait until every applied service is ready")
+	w.flags(cmd, "wait until every applied service is ready; =rollout: and until every agent it selects has written its listener", true)
+	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "YAML file, directory, or - for stdin (repeatable)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
@@ -209,8 +293,8 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintln(out, line)
 		unchanged := strings.HasSuffix(line, " unchanged")
+		fmt.Fprintln(out, line+dryRunNote(c))
 		if d.kind == "Service" {
 			services = append(services, applied{d.name, unchanged})
 		} else if !unchanged {
@@ -243,7 +327,7 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 			}
 			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, before: cur.UpdatedAt})
 		}
-		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
 			printErrors(errOut, err)
 		}
@@ -304,13 +388,14 @@ func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	}
 	cur, err := c.GetService(ctx, d.name)
 	if NotFound(err) {
-		_, err = c.CreateServiceYAML(ctx, d.body)
+		var created Service
+		created, err = c.CreateServiceYAML(ctx, d.body)
 		var ae *APIError
 		if !errors.As(err, &ae) || ae.Status != http.StatusConflict || !strings.Contains(ae.Message, "already exists") {
 			if err != nil {
 				return "", err
 			}
-			return d.ref() + " created", nil
+			return d.ref() + " created" + dryRunDetail(c, created), nil
 		}
 		// Created concurrently: replace it below.
 		if cur, err = c.GetService(ctx, d.name); err != nil {
@@ -322,10 +407,30 @@ func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	if serviceUnchanged(ctx, c, d, cur) {
 		return d.ref() + " unchanged", nil
 	}
-	if err := c.ReplaceServiceYAML(ctx, d.name, d.body); err != nil {
+	would, err := c.ReplaceServiceYAML(ctx, d.name, d.body)
+	if err != nil {
 		return "", err
 	}
-	return d.ref() + " configured", nil
+	return d.ref() + " configured" + dryRunDetail(c, would), nil
+}
+
+// dryRunDetail is, in a dry run, what the server says the service would
+// be: its bridgePort and the agents that would listen.
+func dryRunDetail(c *Client, s Service) string {
+	if !c.DryRun {
+		return ""
+	}
+	var agents []string
+	for _, e := range s.Distribution {
+		if e.Wanted == nil || *e.Wanted {
+			agents = append(agents, e.AgentName)
+		}
+	}
+	listen := "no agent would listen"
+	if len(agents) > 0 {
+		listen = "would listen on " + strings.Join(agents, ", ")
+	}
+	return fmt.Sprintf(": bridgePort %d, %s", s.BridgePort, listen)
 }
 
 // serviceUnchanged reports whether the document matches the stored
@@ -426,7 +531,7 @@ func applyAgent(ctx context.Context, c *Client, d document) (string, error) {
 	if !created {
 		return ref + " configured", nil
 	}
-	if a.Token != "" {
+	if a.Token != "" && !c.DryRun { // a dry run's token was never stored
 		return ref + " created (agent token, shown once: " + a.Token + ")", nil
 	}
 	return ref + " created", nil

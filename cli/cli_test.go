@@ -74,6 +74,7 @@ func TestCLIConnectionSettings(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "admin.token"), []byte("from-file\n"), 0o600)
 	t.Setenv("DATA_DIR", dir)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("SVCBRIDGE_TOKEN", "")
 	t.Setenv("SVCBRIDGE_SERVER", "")
 	cmd := &cobra.Command{}
@@ -360,5 +361,36 @@ func TestCLICommandsExitWithTheirCode(t *testing.T) {
 	}
 	if code, _, _ = run("status", "--server", "http://127.0.0.1:1"); code != ExitUnreachable {
 		t.Errorf("status against a closed port: exit %d", code)
+	}
+}
+
+// The CLI reads every page of a list: ?limit=, then each answer's
+// X-Continue token as ?continue=, until an answer has none.
+func TestCLIListsReadEveryPage(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		switch r.URL.Query().Get("continue") {
+		case "":
+			w.Header().Set("X-Continue", "t1")
+			w.Write([]byte(`[{"name":"a"},{"name":"b"}]`))
+		case "t1":
+			w.Header().Set("X-Continue", "t2")
+			w.Write([]byte(`[{"name":"c"}]`))
+		default:
+			w.Write([]byte(`[{"name":"d"}]`))
+		}
+	}))
+	defer srv.Close()
+	svcs, err := (&Client{Server: srv.URL}).ListServices(context.Background())
+	var names []string
+	for _, s := range svcs {
+		names = append(names, s.Name)
+	}
+	if err != nil || strings.Join(names, ",") != "a,b,c,d" {
+		t.Errorf("services %v %v", names, err)
+	}
+	if want := "limit=500|continue=t1&limit=500|continue=t2&limit=500"; strings.Join(queries, "|") != want {
+		t.Errorf("queries %q, want %q", strings.Join(queries, "|"), want)
 	}
 }

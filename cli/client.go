@@ -13,6 +13,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,6 +26,15 @@ type Client struct {
 	// Token, when set, is sent as `Authorization: Bearer <token>`.
 	Token string
 	HTTP  *http.Client
+	// DryRun sends every write with ?dryRun=true: the server checks it
+	// and answers what it would do, storing nothing (see CheckDryRun).
+	DryRun bool
+	// lastWrite is the body of the latest 2xx answer to a write, for
+	// diff: in a dry run, what the object would be.
+	lastWrite []byte
+	// unauthorized, when set, is added to a 401's message: where the
+	// token came from, and what to do.
+	unauthorized string
 }
 
 // APIError is an answer of the API outside 2xx: its HTTP status and the
@@ -35,6 +45,8 @@ type APIError struct {
 	Message string `json:"message"`
 	// Method and Path say which request it answered.
 	Method, Path string `json:"-"`
+	// Hint, when set, says what to do about it.
+	Hint string `json:"-"`
 }
 
 func (e *APIError) Error() string {
@@ -43,9 +55,14 @@ func (e *APIError) Error() string {
 		msg = http.StatusText(e.Status)
 	}
 	if e.Name != "" {
-		return fmt.Sprintf("%s (%d %s)", msg, e.Status, e.Name)
+		msg = fmt.Sprintf("%s (%d %s)", msg, e.Status, e.Name)
+	} else {
+		msg = fmt.Sprintf("%s (%d)", msg, e.Status)
 	}
-	return fmt.Sprintf("%s (%d)", msg, e.Status)
+	if e.Hint != "" {
+		msg += ": " + e.Hint
+	}
+	return msg
 }
 
 // NotFound reports whether err is a 404 answer.
@@ -98,7 +115,11 @@ type Service struct {
 	CreatedAt          time.Time                  `json:"createdAt"`
 	UpdatedAt          time.Time                  `json:"updatedAt"`
 	WorkflowID         string                     `json:"workflowId"`
-	Distribution       []DistributionEntry        `json:"distribution"`
+	// WorkflowNamespace and WorkflowURL come from the server, which knows
+	// its Temporal namespace and Web UI ("" when it does not say).
+	WorkflowNamespace string              `json:"workflowNamespace"`
+	WorkflowURL       string              `json:"workflowUrl"`
+	Distribution      []DistributionEntry `json:"distribution"`
 	// HasDistribution: the server answered a distribution array (newer
 	// servers do, on GET /services/{name}).
 	HasDistribution bool            `json:"-"`
@@ -204,18 +225,51 @@ var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
 // do sends one request and returns the body of a 2xx answer, an *APIError
 // otherwise, or an *UnreachableError when no answer came.
 func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	code, _, out, err := c.roundTrip(ctx, method, path, contentType, body)
+	return code, out, err
+}
+
+// roundTrip is do, with the answer's headers.
+func (c *Client) roundTrip(ctx context.Context, method, path, contentType string, body []byte) (int, http.Header, []byte, error) {
+	if c.DryRun && method != http.MethodGet {
+		path = withQuery(path, "dryRun", "true")
+	}
+	resp, err := c.send(ctx, method, path, contentType, "application/json", body)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
+	}
+	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 && resp.Header.Get("X-Dry-Run") != "true" {
+		return resp.StatusCode, resp.Header, out, fmt.Errorf("%s %s: the server did not answer as a dry run: it may have made the change", method, path)
+	}
+	if method != http.MethodGet && resp.StatusCode/100 == 2 {
+		c.lastWrite = out
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, resp.Header, out, c.apiError(resp.StatusCode, method, path, out)
+	}
+	return resp.StatusCode, resp.Header, out, nil
+}
+
+// send sends one request; an answer that never came is an
+// *UnreachableError (or ctx's error).
+func (c *Client) send(ctx context.Context, method, path, contentType, accept string, body []byte) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
 	if err != nil {
-		return 0, nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
+		return nil, fmt.Errorf("invalid server URL %q: %w", c.Server, err)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", "svcbridge-cli")
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -223,26 +277,54 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+		return nil, &UnreachableError{Server: c.Server, Err: err}
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return 0, nil, &UnreachableError{Server: c.Server, Err: err}
+	return resp, nil
+}
+
+// apiError is the *APIError of an answer outside 2xx with body: the API's
+// envelope, else the body's start; a 401 gets the client's hint.
+func (c *Client) apiError(status int, method, path string, body []byte) *APIError {
+	e := &APIError{Status: status, Method: method, Path: path}
+	if status == http.StatusUnauthorized {
+		e.Hint = c.unauthorized
 	}
-	if resp.StatusCode/100 != 2 {
-		e := &APIError{Status: resp.StatusCode, Method: method, Path: path}
-		if json.Unmarshal(out, e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(out))
-			if len(e.Message) > 300 {
-				e.Message = e.Message[:300] + "…"
-			}
+	if json.Unmarshal(body, e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(body))
+		if len(e.Message) > 300 {
+			e.Message = e.Message[:300] + "…"
 		}
-		return resp.StatusCode, out, e
 	}
-	return resp.StatusCode, out, nil
+	return e
+}
+
+// listPageSize is how many items the CLI asks for per page of a list.
+const listPageSize = 500
+
+// listAll reads every page of a list route (?limit=, then ?continue= with
+// the X-Continue token of each answer), as kubectl does. A server without
+// pagination answers everything at once, with no token.
+func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
+	for {
+		_, header, body, err := c.roundTrip(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil)
+		if err != nil {
+			return nil, err
+		}
+		var page []json.RawMessage
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, fmt.Errorf("GET %s: unexpected answer: %v", path, err)
+		}
+		out = append(out, page...)
+		next := header.Get("X-Continue")
+		if next == "" {
+			return out, nil
+		}
+		q.Set("continue", next)
+	}
 }
 
 // getJSON GETs path into v and returns the raw answer.
@@ -291,6 +373,29 @@ func (c *Client) upload(ctx context.Context, method, path, field string, doc []b
 
 func esc(s string) string { return url.PathEscape(s) }
 
+// withQuery adds key=value to path's query.
+func withQuery(path, key, value string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
+}
+
+// CheckDryRun checks, before any dry-run write, that the server honours
+// ?dryRun=: an older server would ignore the parameter and write. The
+// servers that answer X-Svcbridge-Version are those that honour it.
+func (c *Client) CheckDryRun(ctx context.Context) error {
+	_, header, _, err := c.roundTrip(ctx, http.MethodGet, "/healthz", "", nil)
+	if err != nil {
+		return err
+	}
+	if header.Get("X-Svcbridge-Version") == "" {
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server at %s is too old for --dry-run=server (it would write): nothing was sent", c.Server)}
+	}
+	return nil
+}
+
 // ---- services ----
 
 func decodeService(raw []byte) (Service, error) {
@@ -308,8 +413,8 @@ func decodeService(raw []byte) (Service, error) {
 
 // ListServices lists the services, sorted by name.
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/services", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/services")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Service, 0, len(raws))
@@ -343,10 +448,14 @@ func (c *Client) CreateServiceYAML(ctx context.Context, doc []byte) (Service, er
 }
 
 // ReplaceServiceYAML makes the service named name the document doc (the
-// whole desired document).
-func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte) error {
-	_, _, err := c.upload(ctx, http.MethodPatch, "/api/v3/services/yaml/"+esc(name), "service", doc)
-	return err
+// whole desired document). A dry run answers the service it would make;
+// a real one nothing (the zero Service).
+func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte) (Service, error) {
+	_, body, err := c.upload(ctx, http.MethodPatch, "/api/v3/services/yaml/"+esc(name), "service", doc)
+	if err != nil || len(body) == 0 {
+		return Service{}, err
+	}
+	return decodeService(body)
 }
 
 // CreateService creates a service from its JSON fields.
@@ -389,8 +498,8 @@ func decodeAgent(raw []byte) (Agent, error) {
 
 // ListAgents lists the agents.
 func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/agents", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/agents")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Agent, 0, len(raws))
@@ -461,8 +570,8 @@ func decodeMicroservice(raw []byte) (Microservice, error) {
 
 // ListMicroservices lists the microservices.
 func (c *Client) ListMicroservices(ctx context.Context) ([]Microservice, error) {
-	var raws []json.RawMessage
-	if _, err := c.getJSON(ctx, "/api/v3/microservices", &raws); err != nil {
+	raws, err := c.listAll(ctx, "/api/v3/microservices")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Microservice, 0, len(raws))
@@ -492,6 +601,24 @@ func (c *Client) PatchMicroservice(ctx context.Context, uuid string, fields map[
 		return Microservice{}, err
 	}
 	return decodeMicroservice(body)
+}
+
+// CheckToken checks that the server accepts the token, with the
+// smallest read a user may make.
+func (c *Client) CheckToken(ctx context.Context) error {
+	_, _, err := c.do(ctx, http.MethodGet, "/api/v3/services?limit=1", "", nil)
+	return err
+}
+
+// ServerVersion is the version the server reports in GET /api/v3/status.
+func (c *Client) ServerVersion(ctx context.Context) (string, error) {
+	var st struct {
+		Versions struct {
+			Controller string `json:"controller"`
+		} `json:"versions"`
+	}
+	_, err := c.getJSON(ctx, "/api/v3/status", &st)
+	return st.Versions.Controller, err
 }
 
 // Healthz checks that the server answers.

@@ -20,7 +20,7 @@ const (
 	ExitOK          = 0 // done
 	ExitOther       = 1 // usage error, unreadable input, or any other error
 	ExitRejected    = 2 // the API rejected a request (4xx); its message is printed
-	ExitFailed      = 3 // a service failed to provision; its provisioningError is printed
+	ExitFailed      = 3 // a service failed to provision (or status found one failed); its provisioningError is printed
 	ExitTimeout     = 4 // --wait gave up after --timeout
 	ExitUnreachable = 5 // no answer from the server
 )
@@ -32,22 +32,23 @@ Exit codes:
   0  done
   1  usage error, unreadable input, or another error
   2  the API rejected a request (4xx); the API's message is printed
-  3  a service failed to provision (--wait); its provisioningError is printed
+  3  a service failed to provision (--wait), or status found a failed service;
+     its provisioningError is printed
   4  --wait gave up after --timeout
   5  the server could not be reached
 When several things fail, the highest code wins.`
 
 const connectionHelp = `
-The server is --server, else $SVCBRIDGE_SERVER, else http://127.0.0.1:8080 (what
-'svcbridge dev' listens on). The bearer token is --token, else $SVCBRIDGE_TOKEN, else
-the file admin.token in the data directory (--data-dir / $DATA_DIR, default
-./.svcbridge) when it exists.`
+The server is --server, else $SVCBRIDGE_SERVER, else the context's (--context, else
+the current context of the configuration file $XDG_CONFIG_HOME/svcbridge/config,
+default ~/.config/svcbridge/config, which 'svcbridge login' and 'svcbridge dev'
+write), else http://127.0.0.1:8080. The bearer token is --token, else
+$SVCBRIDGE_TOKEN, else the context's (sent to the context's server only), else the
+file admin.token in the data directory (--data-dir / $DATA_DIR, default ./.svcbridge)
+when it exists.`
 
 // DefaultServer is the API 'svcbridge dev' serves.
 const DefaultServer = "http://127.0.0.1:8080"
-
-// DefaultUI is the Temporal Web UI 'svcbridge dev' serves.
-const DefaultUI = "http://127.0.0.1:8233"
 
 // Options configure Commands.
 type Options struct {
@@ -68,13 +69,15 @@ type Embedded struct {
 }
 
 // Commands returns the client commands for the root command: apply, get,
-// describe, delete, reconcile, status and bench.
+// describe, delete, reconcile, status, bench, login, version, diff and
+// preview.
 func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
 	cmds := []*cobra.Command{
-		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o),
+		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
+		diffCmd(o), previewCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)
@@ -233,37 +236,38 @@ func run(o Options, f func(cmd *cobra.Command, args []string) error) func(*cobra
 
 // conn holds the flags every client command has.
 type conn struct {
-	server, token string
+	server, token, context string
 }
 
 func (c *conn) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default "+DefaultServer+")")
-	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: <data-dir>/admin.token when it exists)")
+	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default: the context's, else "+DefaultServer+")")
+	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: the context's, else <data-dir>/admin.token)")
+	cmd.Flags().StringVar(&c.context, "context", "", "context of the configuration file to use (default: its current context)")
 }
 
-// client builds the API client from the flags and the environment.
+// client builds the API client from the flags, the environment and the
+// configuration file (see settings.resolve).
 func (c *conn) client(cmd *cobra.Command) (*Client, error) {
-	server := c.server
-	if server == "" {
-		server = os.Getenv("SVCBRIDGE_SERVER")
+	s := settings{flagServer: c.server, flagToken: c.token, envServer: os.Getenv("SVCBRIDGE_SERVER"),
+		envToken: strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN")), configPath: ConfigPath(),
+		contextName: c.context, contextExplicit: c.context != "",
+		dataDirPath: filepath.Join(dataDir(cmd), "admin.token")}
+	var err error
+	if s.config, err = LoadConfig(s.configPath); err != nil {
+		return nil, &ExitError{Code: ExitOther, Err: fmt.Errorf("configuration file: %w", err)}
 	}
-	if server == "" {
-		server = DefaultServer
+	if s.contextName == "" {
+		s.contextName = s.config.CurrentContext
 	}
-	server, err := normalizeServer(server)
+	if b, err := os.ReadFile(s.dataDirPath); err == nil {
+		s.dataDirToken = strings.TrimSpace(string(b))
+	}
+	conn, err := s.resolve()
 	if err != nil {
 		return nil, err
 	}
-	token := c.token
-	if token == "" {
-		token = strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN"))
-	}
-	if token == "" {
-		if b, err := os.ReadFile(filepath.Join(dataDir(cmd), "admin.token")); err == nil {
-			token = strings.TrimSpace(string(b))
-		}
-	}
-	return &Client{Server: server, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &Client{Server: conn.server, Token: conn.token, HTTP: &http.Client{Timeout: 30 * time.Second},
+		unauthorized: conn.unauthorizedHint()}, nil
 }
 
 // normalizeServer accepts host:port and a URL; it returns a URL without a
@@ -293,14 +297,112 @@ func dataDir(cmd *cobra.Command) string {
 
 // ---- wait flags ----
 
+// waitFlags are --wait[=ready|rollout], --acknowledged and --timeout.
 type waitFlags struct {
-	wait    bool
-	timeout time.Duration
+	wait bool
+	// rollout (--wait=rollout): past ready, until every agent the service
+	// selects has written its listener (and no other still holds one);
+	// acknowledged: and applied it (acknowledged the change).
+	rollout, acknowledged bool
+	rolloutAllowed        bool
+	timeout               time.Duration
 }
 
-func (w *waitFlags) flags(cmd *cobra.Command, what string) {
-	cmd.Flags().BoolVar(&w.wait, "wait", false, what)
+// flags adds --wait; with rollout, --wait=rollout and --acknowledged too.
+func (w *waitFlags) flags(cmd *cobra.Command, what string, rollout bool) {
+	w.rolloutAllowed = rollout
+	f := cmd.Flags().VarPF((*waitValue)(w), "wait", "", what)
+	f.NoOptDefVal = "ready"
+	if rollout {
+		cmd.Flags().BoolVar(&w.acknowledged, "acknowledged", false, "with --wait=rollout: until every agent also acknowledged the change")
+	}
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits (a Go duration such as 60s)")
+}
+
+// check refuses --acknowledged without --wait=rollout.
+func (w *waitFlags) check() error {
+	if w.acknowledged && !w.rollout {
+		return &ExitError{Code: ExitOther, Err: errors.New("--acknowledged goes with --wait=rollout")}
+	}
+	return nil
+}
+
+// waiter is a waiter that follows these flags.
+func (w *waitFlags) waiter(cmd *cobra.Command, c *Client) *waiter {
+	p := progressWriter(cmd)
+	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p), rollout: w.rollout, acknowledged: w.acknowledged}
+}
+
+// waitValue is --wait's value: ready (the flag alone, or true), rollout,
+// or none (false).
+type waitValue waitFlags
+
+func (v *waitValue) String() string {
+	switch {
+	case v.rollout:
+		return "rollout"
+	case v.wait:
+		return "ready"
+	}
+	return "none"
+}
+
+func (v *waitValue) Set(s string) error {
+	switch s {
+	case "ready", "true":
+		v.wait, v.rollout = true, false
+	case "rollout":
+		if !v.rolloutAllowed {
+			return errors.New("want ready (nothing rolls out here)")
+		}
+		v.wait, v.rollout = true, true
+	case "none", "false":
+		v.wait, v.rollout = false, false
+	default:
+		return errors.New("want ready, rollout or none")
+	}
+	return nil
+}
+
+func (v *waitValue) Type() string { return "ready|rollout" }
+
+// ---- dry run ----
+
+// dryRunFlag is --dry-run, as kubectl's: none (write) or server (the
+// server checks each write and answers what it would do, storing
+// nothing).
+type dryRunFlag struct{ value string }
+
+func (d *dryRunFlag) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&d.value, "dry-run", "none", `"server": send every write with ?dryRun=true (checked and answered, nothing stored); "none": write`)
+	cmd.RegisterFlagCompletionFunc("dry-run", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"none", "server"}, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// apply sets c up for a server dry run when asked, once the server is
+// known to honour it; a dry run has nothing to --wait for.
+func (d dryRunFlag) apply(ctx context.Context, c *Client, wait bool) error {
+	switch d.value {
+	case "none", "":
+		return nil
+	case "server":
+	default:
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --dry-run %q: want none or server (a client-side dry run is not offered: the server's rules are the ones that count)", d.value)}
+	}
+	if wait {
+		return &ExitError{Code: ExitOther, Err: errors.New("--wait and --dry-run=server do not go together: a dry run changes nothing to wait for")}
+	}
+	c.DryRun = true
+	return c.CheckDryRun(ctx)
+}
+
+// dryRunNote ends a verb's line in a dry run.
+func dryRunNote(c *Client) string {
+	if c.DryRun {
+		return " (server dry run)"
+	}
+	return ""
 }
 
 // ---- output ----

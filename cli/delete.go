@@ -12,13 +12,15 @@ import (
 func deleteCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
 	var files []string
 	var ignoreNotFound bool
 	cmd := &cobra.Command{
-		Use:   "delete service|agent|microservice NAME... | delete -f FILE",
+		Use:   "delete service|agent|microservice NAME... | delete KIND/NAME... | delete -f FILE",
 		Short: "Delete services, agents or microservices",
 		Long: `Delete the named services, agents or microservices (microservices by
-application/name or uuid), or what YAML files declare (-f), in reverse file order
+application/name or uuid; also as kind/name, as 'get -o name' prints them), or
+what YAML files declare (-f), in reverse file order
 so that services go before the agents and microservices they use.
 
 A service's row goes at once; its workflow then removes its listeners and
@@ -32,6 +34,9 @@ them any more (exit 4 after --timeout).
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			client, err := c.client(cmd)
 			if err != nil {
+				return err
+			}
+			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {
 				return err
 			}
 			var items []deleteItem
@@ -54,22 +59,24 @@ them any more (exit 4 after --timeout).
 					}
 					items = append(items, deleteItem{kind: kind, name: name, doc: &d})
 				}
-			case len(args) >= 2:
-				kind, err := resourceKind(args[0])
+			case len(args) > 0:
+				_, refs, err := parseRefs(args)
 				if err != nil {
 					return err
 				}
-				for _, n := range args[1:] {
-					items = append(items, deleteItem{kind: kind, name: n})
+				for _, r := range refs {
+					items = append(items, deleteItem{kind: r.kind, name: r.name})
 				}
-			default:
+			}
+			if len(items) == 0 {
 				return errors.New("delete needs a kind and names (delete service checkout) or -f FILE")
 			}
 			return runDelete(cmd.Context(), cmd, client, items, w, ignoreNotFound)
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait until the deleted services' objects are gone from every router")
+	w.flags(cmd, "wait until the deleted services' objects are gone from every router", false)
+	dry.flags(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "delete what these YAML files declare (file, directory or -)")
 	cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "treat an object that does not exist as deleted")
@@ -82,7 +89,7 @@ type deleteItem struct {
 }
 
 func (it deleteItem) ref() string {
-	return map[string]string{"services": "service", "agents": "agent", "microservices": "microservice"}[it.kind] + "/" + it.name
+	return objectRef{kind: it.kind, name: it.name}.String()
 }
 
 func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []deleteItem, w waitFlags, ignoreNotFound bool) error {
@@ -115,13 +122,13 @@ func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []delet
 			fail(it, err)
 			continue
 		}
-		fmt.Fprintln(out, it.ref()+" deleted")
+		fmt.Fprintln(out, it.ref()+" deleted"+dryRunNote(c))
 		if target != nil {
 			targets = append(targets, target)
 		}
 	}
 	if w.wait {
-		if err := newWaiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
+		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
 			printErrors(errOut, err)
 		}
@@ -216,17 +223,20 @@ func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error)
 func reconcileCmd(o Options) *cobra.Command {
 	var c conn
 	var w waitFlags
+	var dry dryRunFlag
+	var failed bool
 	cmd := &cobra.Command{
-		Use:   "reconcile SERVICE...",
+		Use:   "reconcile SERVICE... | reconcile service/SERVICE... | reconcile --failed",
 		Short: "Reconcile services now",
 		Long: `Ask for a reconcile of each service now (POST /api/v3/services/{name}/reconcile),
-for example to retry a failed one at once instead of after its backoff. With
---wait, reconcile waits for that reconcile to finish: exit 0 when ready, 3 with the
-provisioningError when failed, 4 after --timeout.
+for example to retry a failed one at once instead of after its backoff; --failed
+asks it of every service whose status is failed. With --wait, reconcile waits for
+that reconcile to finish: exit 0 when ready, 3 with the provisioningError when
+failed, 4 after --timeout.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge reconcile checkout
-  svcbridge reconcile checkout vendor --wait --timeout 60s`,
-		Args: cobra.MinimumNArgs(1),
+  svcbridge reconcile checkout vendor --wait --timeout 60s
+  svcbridge reconcile --failed --wait`,
 		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 			return completeNames(cmd, &c, "services"), cobra.ShellCompDirectiveNoFileComp
 		},
@@ -236,9 +246,32 @@ provisioningError when failed, 4 after --timeout.
 				return err
 			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := w.check(); err != nil {
+				return err
+			}
+			if err := dry.apply(ctx, client, w.wait); err != nil {
+				return err
+			}
+			names, err := serviceNames(args)
+			switch {
+			case err != nil:
+				return err
+			case failed && len(names) > 0:
+				return &ExitError{Code: ExitOther, Err: errors.New("give either --failed or names, not both")}
+			case failed:
+				if names, err = failedServices(ctx, client); err != nil {
+					return err
+				}
+				if len(names) == 0 {
+					fmt.Fprintln(out, "No failed services.")
+					return nil
+				}
+			case len(names) == 0:
+				return &ExitError{Code: ExitOther, Err: errors.New("reconcile needs service names, or --failed")}
+			}
 			var errs []error
 			var targets []*waitTarget
-			for _, name := range args {
+			for _, name := range names {
 				var before Service
 				if w.wait {
 					if before, err = client.GetService(ctx, name); err != nil {
@@ -260,13 +293,13 @@ provisioningError when failed, 4 after --timeout.
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(out, "service/%s reconcile requested\n", name)
+				fmt.Fprintf(out, "service/%s reconcile requested%s\n", name, dryRunNote(client))
 				if w.wait {
 					targets = append(targets, &waitTarget{name: name, goal: untilReconciled, before: before.UpdatedAt})
 				}
 			}
 			if w.wait {
-				if err := newWaiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
+				if err := w.waiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
 					errs = append(errs, err)
 					printErrors(errOut, err)
 				}
@@ -279,6 +312,39 @@ provisioningError when failed, 4 after --timeout.
 		}),
 	}
 	c.flags(cmd)
-	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3)")
+	w.flags(cmd, "wait for the reconcile to finish: ready, or failed (exit 3); =rollout: and until every agent the service selects has written its listener", true)
+	cmd.Flags().BoolVar(&failed, "failed", false, "reconcile every service whose status is failed")
+	dry.flags(cmd)
 	return cmd
+}
+
+// failedServices are the names of the services whose status is failed.
+func failedServices(ctx context.Context, c *Client) ([]string, error) {
+	svcs, err := c.ListServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range svcs {
+		if s.ProvisioningStatus == "failed" {
+			names = append(names, s.Name)
+		}
+	}
+	return names, nil
+}
+
+// serviceNames are the services a verb of services only names: bare
+// names, or service/name as 'get -o name' prints them.
+func serviceNames(args []string) ([]string, error) {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a
+		if kind, name, ok := splitRef(a); ok {
+			if kind != "services" {
+				return nil, &ExitError{Code: ExitOther, Err: fmt.Errorf("%s is not a service", a)}
+			}
+			names[i] = name
+		}
+	}
+	return names, nil
 }

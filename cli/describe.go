@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -20,48 +18,52 @@ import (
 func describeCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
-	var ui string
+	var all bool
 	cmd := &cobra.Command{
-		Use:   "describe service|agent NAME...",
+		Use:   "describe service|agent NAME... | describe KIND/NAME...",
 		Short: "Show a service or an agent in detail",
 		Long: `Show a service in detail: its spec, status and provisioningError, bridgePort and
-endpoint, the agents that listen for it (with why, and whether they acknowledged
-the change), its Temporal workflow and a Web UI link to it. Or an agent: its
+endpoint, the agents that listen for it (counted by state: acknowledged, written,
+pending, being removed; then the first 20, or all with --all, with why and whether
+they acknowledged the change), its Temporal workflow and a Web UI link to it. Or an agent: its
 settings, its open bridge ports and the services it listens for.
 
-The Web UI link is built from --ui (env SVCBRIDGE_UI, default ` + DefaultUI + `) and
-the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
+The workflow's namespace and Web UI link are the server's (TEMPORAL_NAMESPACE and
+TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not say.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge describe service checkout
+  svcbridge get services -o name | xargs svcbridge describe
   svcbridge describe agent fog-a
   svcbridge describe svc checkout -o json`,
-		Args:              cobra.MinimumNArgs(2),
+		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
 			}
-			kind, err := resourceKind(args[0])
+			_, refs, err := parseRefs(args)
 			if err != nil {
 				return err
+			}
+			if len(refs) == 0 {
+				return &ExitError{Code: ExitOther, Err: errors.New("describe needs names: describe service checkout")}
 			}
 			client, err := c.client(cmd)
 			if err != nil {
 				return err
 			}
-			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format,
-				ui: uiBase(ui), namespace: temporalNamespace(cmd)}
+			d := describer{c: client, w: cmd.OutOrStdout(), format: out.format, all: all}
 			var errs []error
-			for i, name := range args[1:] {
+			for i, ref := range refs {
 				if i > 0 && out.format == "" {
 					fmt.Fprintln(d.w)
 				}
 				var err error
-				switch kind {
+				switch ref.kind {
 				case "services":
-					err = d.service(cmd.Context(), name)
+					err = d.service(cmd.Context(), ref.name)
 				case "agents":
-					err = d.agent(cmd.Context(), name)
+					err = d.agent(cmd.Context(), ref.name)
 				default:
 					return &ExitError{Code: ExitOther, Err: errors.New("describe takes service or agent; see 'svcbridge get microservices'")}
 				}
@@ -78,43 +80,50 @@ the namespace --temporal-namespace (env TEMPORAL_NAMESPACE, default default).
 	}
 	c.flags(cmd)
 	out.flags(cmd, "json", "yaml")
-	cmd.Flags().StringVar(&ui, "ui", "", "Temporal Web UI base URL for the workflow link (env SVCBRIDGE_UI; default "+DefaultUI+")")
+	cmd.Flags().BoolVar(&all, "all", false, fmt.Sprintf("list every agent of a service's distribution (default: the first %d, after the counts by state)", describeAgents))
 	return cmd
 }
 
-func uiBase(flag string) string {
-	if flag == "" {
-		flag = os.Getenv("SVCBRIDGE_UI")
-	}
-	if flag == "" {
-		flag = DefaultUI
-	}
-	return strings.TrimRight(flag, "/")
-}
-
-// temporalNamespace is the root's --temporal-namespace when present, else
-// $TEMPORAL_NAMESPACE, else default.
-func temporalNamespace(cmd *cobra.Command) string {
-	if f := cmd.Flags().Lookup("temporal-namespace"); f != nil && f.Value.String() != "" {
-		return f.Value.String()
-	}
-	if ns := os.Getenv("TEMPORAL_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "default"
-}
-
-// workflowURL links a workflow in the Temporal Web UI (its latest run).
-func workflowURL(ui, namespace, workflowID string) string {
-	return ui + "/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(workflowID)
-}
-
 type describer struct {
-	c         *Client
-	w         io.Writer
-	format    string
-	ui        string
-	namespace string
+	c      *Client
+	w      io.Writer
+	format string
+	all    bool // every agent of a distribution, not the first describeAgents
+}
+
+// describeAgents is how many agents of a distribution describe lists
+// without --all: a service on 1,000 agents is summed up, not printed.
+const describeAgents = 20
+
+// distributionCounts sums a distribution up by state.
+type distributionCounts struct {
+	acknowledged int // listening, and the agent applied the change
+	written      int // listening, not acknowledged yet
+	pending      int // wanted, not listening yet
+	removing     int // listening, no longer wanted
+}
+
+func summarize(entries []DistributionEntry) distributionCounts {
+	var c distributionCounts
+	for _, e := range entries {
+		wanted := e.Wanted == nil || *e.Wanted
+		switch {
+		case e.Listening && !wanted:
+			c.removing++
+		case !e.Listening:
+			c.pending++
+		case e.AcknowledgedAt != nil:
+			c.acknowledged++
+		default:
+			c.written++
+		}
+	}
+	return c
+}
+
+func (c distributionCounts) String() string {
+	return fmt.Sprintf("%d acknowledged, %d written (not acknowledged), %d pending, %d being removed",
+		c.acknowledged, c.written, c.pending, c.removing)
 }
 
 // field prints one "Label:  value" line.
@@ -173,9 +182,13 @@ func (d describer) service(ctx context.Context, name string) error {
 	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))
 	d.field("Updated", fmt.Sprintf("%s (%s ago)", s.UpdatedAt.Local().Format(time.RFC3339), age(s.UpdatedAt, now)))
-	d.field("Workflow", s.WorkflowID)
-	if s.WorkflowID != "" {
-		d.field("Web UI", workflowURL(d.ui, d.namespace, s.WorkflowID))
+	workflow := s.WorkflowID
+	if s.WorkflowNamespace != "" {
+		workflow += " (namespace " + s.WorkflowNamespace + ")"
+	}
+	d.field("Workflow", workflow)
+	if s.WorkflowURL != "" {
+		d.field("Web UI", s.WorkflowURL)
 	}
 	if !s.HasDistribution {
 		d.field("Distribution", "not reported by this server")
@@ -186,8 +199,13 @@ func (d describer) service(ctx context.Context, name string) error {
 	if len(s.Distribution) == 0 {
 		return nil
 	}
+	d.field("By state", summarize(s.Distribution).String())
+	shown := s.Distribution
+	if !d.all && len(shown) > describeAgents {
+		shown = shown[:describeAgents]
+	}
 	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ACKNOWLEDGED", "WRITTEN")
-	for _, e := range s.Distribution {
+	for _, e := range shown {
 		reason := e.Reason
 		if e.Wanted != nil && !*e.Wanted {
 			reason = "(no longer selected; being removed)"
@@ -196,7 +214,13 @@ func (d describer) service(ctx context.Context, name string) error {
 		}
 		t.row(e.AgentName, reason, yesNo(e.Listening), ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if more := len(s.Distribution) - len(shown); more > 0 {
+		fmt.Fprintf(d.w, "  ... and %d more agents (--all lists them, -o yaml gives every entry)\n", more)
+	}
+	return nil
 }
 
 // compactJSON shows an option's value: a string bare, anything else as

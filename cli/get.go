@@ -74,55 +74,70 @@ func completeNames(cmd *cobra.Command, c *conn, kind string) []string {
 func getCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
+	var watch bool
 	cmd := &cobra.Command{
-		Use:   "get services|agents|microservices [NAME...]",
+		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
-		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones.
+		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones
+(also as kind/name, as -o name prints them: get service/checkout).
 
-Tables are for people; -o json and -o yaml print the API's objects as they are
-(a list without names or with several, the object with one name), -o name prints
-kind/name lines, -o wide adds columns.
+Tables are for people. -o json and -o yaml print the documents apply reads (kind,
+metadata, spec, and what the server sets under status, which apply ignores): the
+document with one name, else a kind: List of them; 'svcbridge apply -f' takes
+either back unchanged. -o name prints kind/name lines, which every verb taking
+names accepts. -o wide adds columns.
+
+With --watch (-w), get prints the objects, then each change as the server reports
+it (ADDED, MODIFIED, DELETED in an EVENT column; -o json: one {"type", "object"}
+line per change, the object as -o json prints it), until interrupted. A dropped
+connection is opened again and nothing is missed or printed twice.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge get services
-  svcbridge get svc checkout -o yaml
+  svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
+  svcbridge get services -o name | xargs svcbridge describe
   svcbridge get agents -o wide
-  svcbridge get microservices -o json`,
+  svcbridge get microservices -o json
+  svcbridge get services -w`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
 			}
-			kind, err := resourceKind(args[0])
+			kind, refs, err := parseRefs(args)
 			if err != nil {
 				return err
+			}
+			var names []string
+			if len(refs) > 0 {
+				if kind, names, err = oneKind(refs); err != nil {
+					return err
+				}
 			}
 			client, err := c.client(cmd)
 			if err != nil {
 				return err
 			}
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
+			if watch {
+				if out.format == "yaml" {
+					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name or -o json (a JSON line per change)")}
+				}
+				return watchObjects(ctx, client, w, kind, names, out.format)
+			}
 			switch kind {
 			case "services":
-				return getServices(ctx, client, w, args[1:], out.format)
+				return getServices(ctx, client, w, names, out.format)
 			case "agents":
-				return getAgents(ctx, client, w, args[1:], out.format)
+				return getAgents(ctx, client, w, names, out.format)
 			}
-			return getMicroservices(ctx, client, w, args[1:], out.format)
+			return getMicroservices(ctx, client, w, names, out.format)
 		}),
 	}
 	c.flags(cmd)
 	out.flags(cmd, "wide", "json", "yaml", "name")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the objects, print each change as it happens (EVENT column; -o json: a JSON line per change), until interrupted")
 	return cmd
-}
-
-// printObjects prints the raw answers: one object for one name, else a
-// list.
-func printObjects(w io.Writer, format string, names []string, raws []json.RawMessage) error {
-	if len(names) == 1 && len(raws) == 1 {
-		return printRaw(w, format, raws[0])
-	}
-	return printRaw(w, format, jsonArray(raws, func(r json.RawMessage) json.RawMessage { return r }))
 }
 
 func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
@@ -160,7 +175,7 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 		for i, s := range svcs {
 			raws[i] = s.Raw
 		}
-		return printObjects(w, format, names, raws)
+		return printDocuments(w, format, names, raws, serviceDocument)
 	case "name":
 		for _, s := range svcs {
 			fmt.Fprintln(w, "service/"+s.Name)
@@ -175,21 +190,29 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 	}
 	inv, _ := loadInventory(ctx, c, true)
 	wide := format == "wide"
+	t := newTable(w, serviceHeader(wide)...)
+	now := time.Now()
+	for _, s := range svcs {
+		t.row(serviceRow(inv, s, wide, now)...)
+	}
+	return t.flush()
+}
+
+func serviceHeader(wide bool) []string {
 	header := []string{"NAME", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS", "AGE"}
 	if wide {
 		header = append(header, "TAGS", "BRIDGE", "GENERATION", "WORKFLOW", "ERROR")
 	}
-	t := newTable(w, header...)
-	now := time.Now()
-	for _, s := range svcs {
-		row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
-		if wide {
-			row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
-				fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
-		}
-		t.row(row...)
+	return header
+}
+
+func serviceRow(inv *inventory, s Service, wide bool, now time.Time) []string {
+	row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
+	if wide {
+		row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
+			fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
 	}
-	return t.flush()
+	return row
 }
 
 func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
@@ -217,7 +240,7 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 		for i, a := range agents {
 			raws[i] = a.Raw
 		}
-		if err := printObjects(w, format, names, raws); err != nil {
+		if err := printDocuments(w, format, names, raws, agentDocument); err != nil {
 			return err
 		}
 	case "name":
@@ -233,22 +256,10 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 			break
 		}
 		wide := format == "wide"
-		header := []string{"NAME", "ROUTER-MODE", "HOST", "DEFAULT-ROUTER", "TAGS", "AGE"}
-		if wide {
-			header = append(header, "UUID", "UPSTREAM-ROUTERS")
-		}
-		t := newTable(w, header...)
+		t := newTable(w, agentHeader(wide)...)
 		now := time.Now()
 		for _, a := range agents {
-			row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
-			if wide {
-				var ups []string
-				for _, u := range a.UpstreamRouters {
-					ups = append(ups, inv.agentName(u))
-				}
-				row = append(row, a.UUID, strings.Join(ups, ","))
-			}
-			t.row(row...)
+			t.row(agentRow(inv, a, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -280,7 +291,7 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 		for i, m := range ms {
 			raws[i] = m.Raw
 		}
-		if err := printObjects(w, format, names, raws); err != nil {
+		if err := printDocuments(w, format, names, raws, microserviceDocument); err != nil {
 			return err
 		}
 	case "name":
@@ -296,22 +307,50 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 			break
 		}
 		wide := format == "wide"
-		header := []string{"NAME", "AGENT", "HOST-NETWORK", "AGE"}
-		if wide {
-			header = append(header, "UUID")
-		}
-		t := newTable(w, header...)
+		t := newTable(w, microserviceHeader(wide)...)
 		now := time.Now()
 		for _, m := range ms {
-			row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
-			if wide {
-				row = append(row, m.UUID)
-			}
-			t.row(row...)
+			t.row(microserviceRow(inv, m, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
 		}
 	}
 	return join(errs)
+}
+
+func agentHeader(wide bool) []string {
+	header := []string{"NAME", "ROUTER-MODE", "HOST", "DEFAULT-ROUTER", "TAGS", "AGE"}
+	if wide {
+		header = append(header, "UUID", "UPSTREAM-ROUTERS")
+	}
+	return header
+}
+
+func agentRow(inv *inventory, a Agent, wide bool, now time.Time) []string {
+	row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
+	if wide {
+		var ups []string
+		for _, u := range a.UpstreamRouters {
+			ups = append(ups, inv.agentName(u))
+		}
+		row = append(row, a.UUID, strings.Join(ups, ","))
+	}
+	return row
+}
+
+func microserviceHeader(wide bool) []string {
+	header := []string{"NAME", "AGENT", "HOST-NETWORK", "AGE"}
+	if wide {
+		header = append(header, "UUID")
+	}
+	return header
+}
+
+func microserviceRow(inv *inventory, m Microservice, wide bool, now time.Time) []string {
+	row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
+	if wide {
+		row = append(row, m.UUID)
+	}
+	return row
 }

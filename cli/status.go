@@ -61,7 +61,9 @@ NodePort, "cluster" for a ClusterIP.
 
 Failed services are listed again below the tables with their provisioningError,
 and when no worker polls the task queue (so services stay pending) a last line
-says so.
+says so. As a health check would, status exits 3 when any service is failed
+(after printing everything, in any -o format); 'svcbridge reconcile --failed'
+retries them all.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge status
   svcbridge status -o yaml`,
@@ -84,9 +86,14 @@ says so.
 				if err != nil {
 					return err
 				}
-				return printRaw(w, out.format, raw)
+				err = printRaw(w, out.format, raw)
+			} else {
+				err = printStatus(w, v)
 			}
-			return printStatus(w, v)
+			if err != nil {
+				return err
+			}
+			return v.failed()
 		}),
 	}
 	c.flags(cmd)
@@ -146,6 +153,30 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	return v, unreachable
 }
 
+// failedServices are the services whose status is failed.
+func (v statusView) failedServices() []statusService {
+	var out []statusService
+	for _, s := range v.Services {
+		if s.Status == "failed" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// failed is exit code 3 when a service is failed: the status printed
+// says which and why.
+func (v statusView) failed() error {
+	var names []string
+	for _, s := range v.failedServices() {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &reported{code: ExitFailed, msg: "failed: " + strings.Join(names, ", ")}
+}
+
 func printStatus(w io.Writer, v statusView) error {
 	if len(v.Services) == 0 {
 		fmt.Fprintln(w, "No services.")
@@ -188,13 +219,7 @@ func printStatus(w io.Writer, v statusView) error {
 			return err
 		}
 	}
-	var failed []statusService
-	for _, s := range v.Services {
-		if s.Status == "failed" {
-			failed = append(failed, s)
-		}
-	}
-	if len(failed) > 0 {
+	if failed := v.failedServices(); len(failed) > 0 {
 		fmt.Fprintln(w)
 		for _, s := range failed {
 			fmt.Fprintf(w, "service %s failed: %s\n", s.Name, s.Error)

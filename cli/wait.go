@@ -47,6 +47,9 @@ type waiter struct {
 	progress io.Writer // the updating progress line; nil: none
 	width    int
 	interval time.Duration
+	// rollout: ready is not enough, the agents must have their listeners
+	// (and, with acknowledged, have applied them); see rolledOut.
+	rollout, acknowledged bool
 }
 
 // wait follows targets until each is done, or timeout passes. It prints a
@@ -156,10 +159,33 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 	}
 	switch svc.ProvisioningStatus {
 	case "ready":
+		if w.rollout {
+			done, state, err := rolledOut(svc, w.acknowledged)
+			if t.state = state; !done {
+				t.done, t.err = err != nil, err
+				return
+			}
+			t.done, t.final = true, "service/"+t.name+" rolled out"+readyDetail(svc)
+			return
+		}
 		t.done, t.final = true, "service/"+t.name+" ready"+readyDetail(svc)
 	case "failed":
 		t.done, t.err = true, &FailedError{Service: t.name, Message: svc.ErrorText()}
 	}
+}
+
+// rolledOut reports whether a ready service has reached every agent: each
+// agent it selects has written its listener (and, with acknowledged,
+// applied it), and no agent it no longer selects still holds one; state
+// says how far it is. A server that reports no distribution cannot tell.
+func rolledOut(s Service, acknowledged bool) (done bool, state string, err error) {
+	if !s.HasDistribution {
+		return false, "", &ExitError{Code: ExitOther, Err: errors.New("this server does not report distributions: --wait=rollout cannot tell; use --wait")}
+	}
+	c := summarize(s.Distribution)
+	state = "ready, rolling out: " + c.String()
+	done = c.pending == 0 && c.removing == 0 && (!acknowledged || c.written == 0)
+	return done, state, nil
 }
 
 // pollRouters checks that no router still holds the deleted service's

@@ -29,6 +29,7 @@ type Config struct {
 	DatabaseURL       string
 	TemporalAddress   string
 	TemporalNamespace string
+	TemporalUIURL     string
 	TaskQueue         string
 	WorkflowIDPrefix  string
 	TemporalTLS       TemporalTLS
@@ -95,6 +96,7 @@ var Settings = []Setting{
 	{"db-conn-max-lifetime", "DB_CONN_MAX_LIFETIME", "30m", "PostgreSQL: age at which a connection is closed and replaced (a Go duration; 0: never)"},
 	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
 	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
+	{"temporal-ui-url", "TEMPORAL_UI_URL", "", "api: base URL of the Temporal Web UI, for the workflowUrl each service answers (dev: its own UI; empty: no link)"},
 	{"temporal-tls-cert", "TEMPORAL_TLS_CERT", "", "api, worker: client certificate (PEM file) for mTLS to Temporal"},
 	{"temporal-tls-key", "TEMPORAL_TLS_KEY", "", "api, worker: its private key (PEM file)"},
 	{"temporal-tls-ca", "TEMPORAL_TLS_CA", "", "api, worker: CA bundle (PEM file) that signed Temporal's server certificate; default the system roots"},
@@ -198,6 +200,10 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	}
 	c.TemporalAddress = get("temporal-address")
 	c.TemporalNamespace = get("temporal-namespace")
+	c.TemporalUIURL = strings.TrimRight(get("temporal-ui-url"), "/")
+	if u, err := url.Parse(c.TemporalUIURL); c.TemporalUIURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return c, bad("temporal-ui-url", "TEMPORAL_UI_URL", "must be an http:// or https:// URL")
+	}
 	c.TemporalTLS = TemporalTLS{Cert: get("temporal-tls-cert"), Key: get("temporal-tls-key"), CA: get("temporal-tls-ca"),
 		ServerName: get("temporal-tls-server-name"), APIKey: get("temporal-api-key")}
 	if c.TemporalTLS.Enabled, err = strconv.ParseBool(get("temporal-tls")); err != nil {

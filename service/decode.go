@@ -105,7 +105,7 @@ var (
 	// spec (api adds workflowId and distribution): accepted and ignored,
 	// so a GET answer can be sent back.
 	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError", "provisioningMessage",
-		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "distribution"}
+		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "workflowNamespace", "workflowUrl", "distribution"}
 	// defaultBridgePort is the ioFog Go SDK's name of defaultBridge in its
 	// update request.
 	jsonFields         = NewFieldSet(slices.Concat([]string{"name", "tags", "defaultBridgePort"}, specFields, returnedFields)...)

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,17 +40,7 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary(t), args...)
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SVCBRIDGE_") && !strings.HasPrefix(kv, "DATA_DIR=") && !strings.HasPrefix(kv, "DATABASE_URL=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "DATA_DIR="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
-	if server != "" {
-		env = append(env, "SVCBRIDGE_SERVER="+server)
-	}
-	cmd.Env = env
+	cmd.Env = cliEnv(t, server)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -63,6 +54,22 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 		t.Fatalf("run svcbridge %v: %v", args, err)
 	}
 	return r
+}
+
+// cliEnv is the CLI's environment: server (empty: no SVCBRIDGE_SERVER),
+// the test admin token, an empty data directory and configuration.
+func cliEnv(t *testing.T, server string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SVCBRIDGE_") && !strings.HasPrefix(kv, "DATA_DIR=") && !strings.HasPrefix(kv, "DATABASE_URL=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "DATA_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "SVCBRIDGE_TOKEN="+testAdminToken)
+	if server != "" {
+		env = append(env, "SVCBRIDGE_SERVER="+server)
+	}
+	return env
 }
 
 // cliMust runs the binary and requires exit code want.
@@ -219,20 +226,35 @@ func TestCLIEveryVerb(t *testing.T) {
 			t.Errorf("get svc -o wide:\n%s", r)
 		}
 
-		var list []map[string]any
+		var list struct {
+			Kind  string `json:"kind"`
+			Items []struct {
+				Kind     string         `json:"kind"`
+				Metadata map[string]any `json:"metadata"`
+			} `json:"items"`
+		}
 		r = cliMust(t, s.url, 0, "get", "services", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 || list[0]["name"] != "checkout" || list[1]["name"] != "vendor" {
+		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 ||
+			list.Items[0].Kind != "Service" || list.Items[0].Metadata["name"] != "checkout" || list.Items[1].Metadata["name"] != "vendor" {
 			t.Errorf("get services -o json: %v\n%s", err, r)
 		}
-		var one map[string]any
+		var one struct {
+			Kind   string         `json:"kind"`
+			Spec   map[string]any `json:"spec"`
+			Status map[string]any `json:"status"`
+		}
 		r = cliMust(t, s.url, 0, "get", "service", "checkout", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || one["bridgePort"] != float64(10024) || one["workflowId"] != "service/checkout" {
+		if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || one.Kind != "Service" || one.Spec["targetPort"] != float64(8080) ||
+			one.Status["bridgePort"] != float64(10024) || one.Status["workflowId"] != "service/checkout" {
 			t.Errorf("get service checkout -o json: %v\n%s", err, r)
 		}
-		var y map[string]any
-		r = cliMust(t, s.url, 0, "get", "service", "checkout", "-o", "yaml")
-		if err := yaml.Unmarshal([]byte(r.stdout), &y); err != nil || y["name"] != "checkout" || y["bridgePort"] != 10024 || y["provisioningStatus"] != "ready" {
-			t.Errorf("get service checkout -o yaml: %v\n%s", err, r)
+		var y struct {
+			Metadata map[string]any `yaml:"metadata"`
+			Status   map[string]any `yaml:"status"`
+		}
+		r = cliMust(t, s.url, 0, "get", "service/checkout", "-o", "yaml")
+		if err := yaml.Unmarshal([]byte(r.stdout), &y); err != nil || y.Metadata["name"] != "checkout" || y.Status["bridgePort"] != 10024 || y.Status["provisioningStatus"] != "ready" {
+			t.Errorf("get service/checkout -o yaml: %v\n%s", err, r)
 		}
 		r = cliMust(t, s.url, 0, "get", "services", "-o", "name")
 		if r.stdout != "service/checkout\nservice/vendor\n" {
@@ -253,6 +275,122 @@ func TestCLIEveryVerb(t *testing.T) {
 		}
 	})
 
+	// What get prints applies unchanged, and its -o name lines are names
+	// every verb takes.
+	t.Run("round trips", func(t *testing.T) {
+		for _, c := range []struct{ kind, format string }{
+			{"agents", "yaml"}, {"microservices", "json"}, {"services", "yaml"}, {"services", "json"},
+		} {
+			got := cliMust(t, s.url, 0, "get", c.kind, "-o", c.format)
+			r := cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "got."+c.format, got.stdout))
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			for _, l := range lines {
+				if !strings.HasSuffix(l, " unchanged") {
+					t.Errorf("apply of get %s -o %s: %q is not unchanged:\n%s", c.kind, c.format, l, r)
+				}
+			}
+			if want := map[string]int{"agents": 2, "microservices": 1, "services": 2}[c.kind]; len(lines) != want {
+				t.Errorf("apply of get %s -o %s applied %d documents:\n%s", c.kind, c.format, len(lines), r)
+			}
+		}
+		// Every document of the fleet at once, as multi-document YAML.
+		var all []string
+		for _, kind := range []string{"agents", "microservices", "services"} {
+			for _, name := range strings.Fields(cliMust(t, s.url, 0, "get", kind, "-o", "name").stdout) {
+				all = append(all, cliMust(t, s.url, 0, "get", name, "-o", "yaml").stdout)
+			}
+		}
+		r := cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "all.yaml", strings.Join(all, "---\n")))
+		if strings.Count(r.stdout, " unchanged\n") != 5 {
+			t.Errorf("apply of every object's get -o yaml:\n%s", r)
+		}
+		if svc, _ := s.getService("checkout"); svc.Generation != 1 {
+			t.Errorf("round trips bumped checkout to generation %d", svc.Generation)
+		}
+
+		names := strings.Fields(cliMust(t, s.url, 0, "get", "services", "-o", "name").stdout)
+		r = cliMust(t, s.url, 0, append([]string{"describe"}, names...)...)
+		if !strings.Contains(r.stdout, "Name:             checkout") || !strings.Contains(r.stdout, "Name:             vendor") {
+			t.Errorf("describe %v:\n%s", names, r)
+		}
+		r = cliMust(t, s.url, 0, append([]string{"reconcile", "--wait", "--timeout", "60s"}, names...)...)
+		if !strings.HasPrefix(r.stdout, "service/checkout reconcile requested\nservice/vendor reconcile requested\n") {
+			t.Errorf("reconcile %v:\n%s", names, r)
+		}
+		cliMust(t, s.url, 0, "get", "service", "service/checkout", "vendor")
+		r = cliMust(t, s.url, 1, "get", "service/checkout", "agent/hub")
+		if !strings.Contains(r.stderr, "give objects of one kind") {
+			t.Errorf("get of two kinds:\n%s", r)
+		}
+		cliMust(t, s.url, 0, "describe", "agent/hub", "service/checkout")
+		cliMust(t, s.url, 0, "delete", "service/nothing", "microservice/orders/nothing", "--ignore-not-found")
+	})
+
+	// Dry runs, diff and preview change nothing and say what would be.
+	t.Run("dry run, diff, preview", func(t *testing.T) {
+		pay := cliFile(t, "pay.yaml", "kind: Service\nmetadata:\n  name: pay\n  tags: [checkout]\nspec:\n  type: external\n  resource: 198.51.100.9\n  targetPort: 443\n")
+		r := cliMust(t, s.url, 0, "apply", "-f", pay, "--dry-run=server")
+		if r.stdout != "service/pay created: bridgePort 10026, would listen on fog-a, hub (server dry run)\n" {
+			t.Errorf("apply --dry-run=server of a new service:\n%s", r)
+		}
+		if _, ok := s.getService("pay"); ok {
+			t.Errorf("a dry run created pay")
+		}
+		r = cliMust(t, s.url, 0, "apply", "-f", fleet, "--dry-run=server")
+		if strings.Count(r.stdout, " unchanged (server dry run)\n") != 4 || !strings.Contains(r.stdout, "service/vendor configured: ") {
+			t.Errorf("apply --dry-run=server of the fleet:\n%s", r)
+		}
+		vendor := cliFile(t, "vendor.yaml", "kind: Service\nmetadata:\n  name: vendor\nspec:\n  type: external\n  resource: 203.0.113.10\n  targetPort: 9443\n")
+		r = cliMust(t, s.url, 0, "apply", "-f", vendor, "--dry-run=server")
+		if r.stdout != "service/vendor configured: bridgePort 10025, would listen on hub (server dry run)\n" {
+			t.Errorf("apply --dry-run=server of a change:\n%s", r)
+		}
+		r = cliMust(t, s.url, 1, "diff", "-f", vendor)
+		if !strings.Contains(r.stdout, "--- live/service/vendor\n+++ applied/service/vendor\n") ||
+			!strings.Contains(r.stdout, "\n-  targetPort: 8443\n+  targetPort: 9443\n") || strings.Count(r.stdout, "\n-") != 1 {
+			t.Errorf("diff of a change:\n%s", r)
+		}
+		r = cliMust(t, s.url, 1, "diff", "-f", pay)
+		if !strings.Contains(r.stdout, "+kind: Service\n") || !strings.Contains(r.stdout, "+  resource: 198.51.100.9\n") {
+			t.Errorf("diff of a new service:\n%s", r)
+		}
+		got := cliFile(t, "all.yaml", cliMust(t, s.url, 0, "get", "services", "-o", "yaml").stdout)
+		if r = cliMust(t, s.url, 0, "diff", "-f", got); r.stdout != "" {
+			t.Errorf("diff of what get prints:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "delete", "service/vendor", "--dry-run=server")
+		if r.stdout != "service/vendor deleted (server dry run)\n" {
+			t.Errorf("delete --dry-run=server:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "reconcile", "checkout", "--dry-run=server")
+		if r.stdout != "service/checkout reconcile requested (server dry run)\n" {
+			t.Errorf("reconcile --dry-run=server:\n%s", r)
+		}
+		if svc, ok := s.getService("vendor"); !ok || svc.TargetPort != 8443 || svc.Generation != 2 {
+			t.Errorf("vendor after dry runs: %+v", svc)
+		}
+		cliMust(t, s.url, 1, "apply", "-f", pay, "--dry-run=client")
+		cliMust(t, s.url, 1, "apply", "-f", pay, "--dry-run=server", "--wait")
+
+		r = cliMust(t, s.url, 0, "preview", "service", "checkout", "--tags", "")
+		if !strings.Contains(r.stdout, "Service checkout with tags []: 1 agent would listen.") ||
+			!regexp.MustCompile(`(?m)^fog-a\s+edge\s+no\s+yes\s+-\s+\S`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^hub\s+interior\s+yes\s+yes\s+-\s+\S`).MatchString(r.stdout) {
+			t.Errorf("preview with no tags:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "preview", "service/checkout", "-o", "json")
+		var p struct {
+			Tags   []string `json:"tags"`
+			Agents []struct {
+				AgentName   string `json:"agentName"`
+				WouldListen bool   `json:"wouldListen"`
+			} `json:"agents"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || strings.Join(p.Tags, ",") != "checkout" || len(p.Agents) != 2 || !p.Agents[0].WouldListen {
+			t.Errorf("preview -o json: %v\n%s", err, r)
+		}
+	})
+
 	t.Run("describe", func(t *testing.T) {
 		r := cliMust(t, s.url, 0, "describe", "service", "checkout")
 		for _, want := range []string{
@@ -263,8 +401,8 @@ func TestCLIEveryVerb(t *testing.T) {
 			"Endpoint:         hub.example.com",
 			"Status:           ready",
 			"Error:            <none>",
-			"Workflow:         service/checkout",
-			"Web UI:           http://127.0.0.1:8233/namespaces/default/workflows/service%2Fcheckout",
+			"Workflow:         service/checkout (namespace default)",
+			"Web UI:           " + testWebUI + "/namespaces/default/workflows/service%2Fcheckout",
 			"Distribution:     2/2 agents listening",
 		} {
 			if !strings.Contains(r.stdout, want) {
@@ -276,24 +414,38 @@ func TestCLIEveryVerb(t *testing.T) {
 			t.Errorf("describe service: distribution rows:\n%s", r)
 		}
 		// The agent acknowledges its change: describe says so.
-		var changes struct {
-			LastUpdated int64 `json:"lastUpdated"`
-		}
-		fogA := cliAgentToken(t, s, "fog-a")
-		cliAgentDo(t, s, fogA, "GET", "/api/v3/agent/config/changes", nil, &changes)
-		cliAgentDo(t, s, fogA, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
-		r = cliMust(t, s.url, 0, "describe", "svc", "checkout", "--ui", "http://ui.example:9999/")
+		cliAcknowledge(t, s, "fog-a")
+		r = cliMust(t, s.url, 0, "describe", "svc", "checkout")
 		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+\d+[smhd] ago\s+\d+[smhd] ago$`).MatchString(r.stdout) {
 			t.Errorf("describe after fog-a acknowledged:\n%s", r)
-		}
-		if !strings.Contains(r.stdout, "Web UI:           http://ui.example:9999/namespaces/default/workflows/service%2Fcheckout") {
-			t.Errorf("describe --ui:\n%s", r)
 		}
 
 		r = cliMust(t, s.url, 0, "describe", "agent", "hub")
 		if !strings.Contains(r.stdout, "Open ports:       10024/tcp,10025/tcp") || !strings.Contains(r.stdout, "Default router:   yes") {
 			t.Errorf("describe agent hub:\n%s", r)
 		}
+	})
+
+	// --wait=rollout waits for the agents, not only the routers' configs;
+	// --acknowledged until they applied the change (describe acknowledged
+	// fog-a's; the hub's is not yet).
+	t.Run("apply --wait=rollout", func(t *testing.T) {
+		doc := cliFile(t, "checkout.yaml", cliCheckoutDoc())
+		r := cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--timeout", "60s")
+		if !strings.Contains(r.stdout, "service/checkout rolled out (bridgePort 10024, endpoint hub.example.com:10024, 2/2 agents listening)") {
+			t.Errorf("apply --wait=rollout:\n%s", r)
+		}
+		r = cliMust(t, s.url, 4, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "1s")
+		if !strings.Contains(r.stderr, "service checkout: ready, rolling out: 1 acknowledged, 1 written (not acknowledged), 0 pending, 0 being removed") {
+			t.Errorf("apply --wait=rollout --acknowledged before the hub acknowledged:\n%s", r)
+		}
+		cliAcknowledge(t, s, "hub")
+		r = cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "60s")
+		if !strings.Contains(r.stdout, "service/checkout rolled out") {
+			t.Errorf("apply --wait=rollout --acknowledged:\n%s", r)
+		}
+		cliMust(t, s.url, 1, "apply", "-f", doc, "--acknowledged")
+		cliMust(t, s.url, 1, "delete", "service", "nothing", "--wait=rollout")
 	})
 
 	t.Run("status", func(t *testing.T) {
@@ -341,11 +493,21 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stdout, "service/checkout unchanged") || !strings.Contains(r.stderr, "has routerMode none") {
 			t.Errorf("apply --wait of a failing service:\n%s", r)
 		}
-		r = cliMust(t, s.url, 0, "status")
+		// status fails as a health check would, whatever its format.
+		r = cliMust(t, s.url, 3, "status")
 		if !cliHasLine(r.stdout, "checkout", "microservice", "orders/checkout:8080", "10024", "hub.example.com:10024", "failed") ||
 			!strings.Contains(r.stdout, "service checkout failed: Agent fog-a has routerMode none") {
 			t.Errorf("status with a failed service:\n%s", r)
 		}
+		if r = cliMust(t, s.url, 3, "status", "-o", "json"); !strings.Contains(r.stdout, `"status": "failed"`) {
+			t.Errorf("status -o json with a failed service:\n%s", r)
+		}
+		r = cliMust(t, s.url, 3, "reconcile", "--failed", "--wait", "--timeout", "60s")
+		if r.stdout != "service/checkout reconcile requested\n" || !strings.Contains(r.stderr, "service checkout failed: Agent fog-a has routerMode none") {
+			t.Errorf("reconcile --failed:\n%s", r)
+		}
+		cliMust(t, s.url, 1, "reconcile", "--failed", "checkout")
+		cliMust(t, s.url, 1, "reconcile")
 	})
 
 	t.Run("reconcile --wait success", func(t *testing.T) {
@@ -359,6 +521,10 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stdout, "service/checkout ready (bridgePort 10024") || !strings.Contains(r.stdout, "service/vendor ready (bridgePort 10025") {
 			t.Errorf("reconcile --wait:\n%s", r)
 		}
+		if r = cliMust(t, s.url, 0, "reconcile", "--failed"); r.stdout != "No failed services.\n" {
+			t.Errorf("reconcile --failed with none failed:\n%s", r)
+		}
+		cliMust(t, s.url, 0, "status")
 	})
 
 	t.Run("delete --wait", func(t *testing.T) {
@@ -432,6 +598,59 @@ spec:
 				t.Errorf("svcbridge %v against a closed port: %s", args, r)
 			}
 		}
+	})
+
+	t.Run("version", func(t *testing.T) {
+		r := cliMust(t, s.url, 0, "version")
+		if !regexp.MustCompile(`^Client: \S+\nServer: \S+\n$`).MatchString(r.stdout) {
+			t.Errorf("version:\n%s", r)
+		}
+		var v struct{ Client, Server string }
+		r = cliMust(t, s.url, 0, "version", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Client == "" || v.Server == "" {
+			t.Errorf("version -o json: %v\n%s", err, r)
+		}
+		down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		if r = cliMust(t, down, 5, "version"); r.stdout != "Client: "+v.Client+"\n" {
+			t.Errorf("version without a server:\n%s", r)
+		}
+		if r = cliMust(t, down, 0, "version", "--client"); r.stdout != "Client: "+v.Client+"\n" {
+			t.Errorf("version --client:\n%s", r)
+		}
+	})
+
+	// get -w prints the services, then each change as the server reports it.
+	t.Run("get -w", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary(t), "get", "services", "-w")
+		cmd.Env = cliEnv(t, s.url)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stdout)
+		var seen []string
+		expect := func(re string) {
+			t.Helper()
+			for lines.Scan() {
+				seen = append(seen, lines.Text())
+				if regexp.MustCompile(re).MatchString(lines.Text()) {
+					return
+				}
+			}
+			t.Fatalf("get -w printed no line matching %s:\n%s", re, strings.Join(seen, "\n"))
+		}
+		expect(`^EVENT\s+NAME\s+TYPE\s+BACKEND`)
+		expect(`^ADDED\s+checkout\s+microservice\s+orders/checkout:8080\s+10024\s`)
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": "watched", "type": "external", "resource": "198.51.100.20", "targetPort": 22}, nil)
+		expect(`^ADDED\s+watched\s+external\s+198\.51\.100\.20:22\s`)
+		s.must(http.StatusNoContent, "DELETE", "/api/v3/services/watched", nil, nil)
+		expect(`^DELETED\s+watched\s`)
 	})
 
 	t.Run("completion", func(t *testing.T) {
@@ -514,6 +733,18 @@ func cliCheckBench(t *testing.T, r cliResult, scenarios ...string) {
 }
 
 // cliAgentToken rotates an agent's credential and returns it.
+// cliAcknowledge makes agent acknowledge its latest change, as the agent
+// does through the pull API.
+func cliAcknowledge(t *testing.T, s *system, agent string) {
+	t.Helper()
+	var changes struct {
+		LastUpdated int64 `json:"lastUpdated"`
+	}
+	token := cliAgentToken(t, s, agent)
+	cliAgentDo(t, s, token, "GET", "/api/v3/agent/config/changes", nil, &changes)
+	cliAgentDo(t, s, token, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": changes.LastUpdated}, nil)
+}
+
 func cliAgentToken(t *testing.T, s *system, agent string) string {
 	t.Helper()
 	var out struct {

@@ -157,11 +157,14 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: s.queue, Store: s.store, IDs: s.ids}
 }
 
+// testWebUI is the Temporal Web UI the test API links services to.
+const testWebUI = "http://ui.example:9999"
+
 func (s *system) serveAPI() {
 	t := s.t
 	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, IDs: s.wf.IDs, ControlPlane: s.plane,
 		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth(),
-		Pollers: s.wf.Pollers, TaskQueue: taskQueue})
+		Pollers: s.wf.Pollers, TaskQueue: taskQueue, Namespace: "default", WebUI: testWebUI})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL

@@ -2,7 +2,9 @@ package systemtest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -69,7 +71,8 @@ type proc struct {
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	// dev writes the CLI's configuration file: never the user's.
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	p := &proc{cmd: cmd, output: &strings.Builder{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -128,7 +131,8 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
 	args := []string{"dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--temporal-port", fmt.Sprint(temporalPort), "--ui-port", fmt.Sprint(uiPort)}
-	env := []string{"DATABASE_URL=", "AUTH_TOKENS_FILE=" + tokensFile(t)}
+	cfgHome := t.TempDir()
+	env := []string{"DATABASE_URL=", "AUTH_TOKENS_FILE=" + tokensFile(t), "XDG_CONFIG_HOME=" + cfgHome}
 	dev := start(t, env, args...)
 	s := &system{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
 	waitHTTP(t, s.url+"/readyz", dev)
@@ -162,6 +166,44 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
 	s.waitStatus("vendor", "ready")
+	// A service links its workflow in dev's own Web UI.
+	var vendor struct {
+		WorkflowURL string `json:"workflowUrl"`
+	}
+	s.must(http.StatusOK, "GET", "/api/v3/services/vendor", nil, &vendor)
+	if want := fmt.Sprintf("http://127.0.0.1:%d/namespaces/default/workflows/svcbridge%%2Fservice%%2Fvendor", uiPort); vendor.WorkflowURL != want {
+		t.Errorf("vendor's workflowUrl %q, want %q", vendor.WorkflowURL, want)
+	}
+
+	// dev saved its server and token as the CLI's current context: the
+	// CLI works from any directory, with no setting.
+	cfgPath := filepath.Join(cfgHome, "svcbridge", "config")
+	if !strings.Contains(dev.out(), "CLI context:     dev in "+cfgPath+" (current)") {
+		t.Errorf("dev did not say it saved the CLI context:\n%s", dev.out())
+	}
+	cliIn := func(cfg string, args ...string) cliResult {
+		cmd := exec.Command(binary(t), args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		r := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		}
+		return r
+	}
+	if r := cliIn(cfgHome, "get", "services", "-o", "name"); r.code != 0 || r.stdout != "service/vendor\n" {
+		t.Errorf("the CLI with dev's context, elsewhere: %s", r)
+	}
+	// Without it, a 401 says where the CLI looked and what to do.
+	if r := cliIn(t.TempDir(), "get", "services", "--server", s.url); r.code != 2 ||
+		!strings.Contains(r.stderr, "(401 ") || !strings.Contains(r.stderr, "no token was found (looked at --token, SVCBRIDGE_TOKEN, ") ||
+		!strings.Contains(r.stderr, "run 'svcbridge login --server "+s.url+" --token TOKEN'") {
+		t.Errorf("the CLI without a token: %s", r)
+	}
 
 	// Prometheus sees the API, the provisioning and the Temporal SDK.
 	resp, err := http.Get(s.url + "/metrics")

@@ -23,6 +23,7 @@ import (
 	"svcbridge/activities"
 	"svcbridge/api"
 	"svcbridge/auth"
+	"svcbridge/cli"
 	"svcbridge/config"
 	"svcbridge/devserver"
 	"svcbridge/kube"
@@ -190,6 +191,7 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
 		Store: p.store, Reconciler: p.workflowsClient(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
+		Namespace: p.cfg.TemporalNamespace, WebUI: p.cfg.TemporalUIURL,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
 		Pollers: p.workflowsClient().Pollers, TaskQueue: p.cfg.TaskQueue,
@@ -354,6 +356,10 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)
 	}
 	cfg.TemporalAddress = d.temporal.FrontendAddress()
+	// Services link their workflows in dev's own UI, unless set.
+	if uiPort != -1 && cfg.TemporalUIURL == "" {
+		cfg.TemporalUIURL = d.temporal.UIURL()
+	}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
 		dbURL = filepath.Join(cfg.DataDir, "svcbridge.db")
@@ -382,6 +388,20 @@ func (d *devSystem) close() {
 	d.temporal.Stop()
 }
 
+// saveDevContext saves dev's server and admin token as the CLI's current
+// context dev. A wildcard listen address is reached on loopback.
+func saveDevContext(addr net.Addr, token string) (string, error) {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	path := cli.ConfigPath()
+	return path, cli.SaveContext(path, "dev", cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token})
+}
+
 // runDev runs everything in one process on loopback.
 func runDev(ctx context.Context, cfg config.Config) error {
 	d, err := startDev(ctx, cfg, cfg.Listen, cfg.UIPort)
@@ -393,8 +413,15 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	fmt.Printf("  API:             http://%s/api/v3/services\n", d.ln.Addr())
 	fmt.Printf("  Temporal Web UI: %s/namespaces/%s/workflows\n", d.temporal.UIURL(), d.temporal.Namespace())
 	fmt.Printf("  Temporal:        %s (namespace %s)\n", d.temporal.FrontendAddress(), d.temporal.Namespace())
-	fmt.Printf("  Admin token:     in %s; the CLI reads it from there, curl needs\n", d.tokenPath)
+	fmt.Printf("  Admin token:     in %s; curl needs\n", d.tokenPath)
 	fmt.Printf("                   -H \"Authorization: Bearer $(cat %s)\"\n", d.tokenPath)
+	// The CLI finds this server from any directory, as kind and minikube
+	// make kubectl find theirs.
+	if path, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
+		d.log.Warn("could not save the CLI context dev; the CLI still reads the admin token in the data directory", "error", err)
+	} else {
+		fmt.Printf("  CLI context:     dev in %s (current)\n", path)
+	}
 	fmt.Println("Press Ctrl-C to stop.")
 	err = d.run(ctx)
 	fmt.Println("svcbridge dev stopped")

@@ -26,36 +26,10 @@ import (
 // with a 408 that is not logged as an error, and headers over
 // HTTP_MAX_HEADER_BYTES are refused.
 func TestHTTPServerBoundsClients(t *testing.T) {
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	config.Flags(fs)
-	if err := fs.Parse([]string{"--http-read-timeout", "1s"}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "svcbridge.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	const token = "roles-test-admin-token-000000001"
-	authn, err := auth.NewStatic(auth.StaticToken{Name: "admin", Role: string(auth.Admin), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logs bytes.Buffer
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httpServer(cfg.HTTP, api.New(api.Options{Store: st, Auth: authn, Logger: slog.Default()}))
-	go srv.Serve(ln)
-	defer srv.Close()
+	ln, cfg := serveTestAPI(t, []string{"--http-read-timeout", "1s"}, api.Options{Logger: slog.Default()})
 
 	send := func(request string) *http.Response {
 		t.Helper()
@@ -90,3 +64,75 @@ func TestHTTPServerBoundsClients(t *testing.T) {
 		t.Errorf("headers over HTTP_MAX_HEADER_BYTES: %d, want 431", big.StatusCode)
 	}
 }
+
+// A watch outlives HTTP_WRITE_TIMEOUT: it lifts the deadline for its own
+// request, every other request keeps it.
+func TestWatchOutlivesTheWriteTimeout(t *testing.T) {
+	ln, _ := serveTestAPI(t, []string{"--http-write-timeout", "300ms"},
+		api.Options{Logger: slog.New(slog.DiscardHandler), Reconciler: noReconciles{}, WatchInterval: 50 * time.Millisecond})
+	base := "http://" + ln.Addr().String()
+	req, _ := http.NewRequest("GET", base+"/api/v3/agents?watch=true", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.Sleep(600 * time.Millisecond) // twice the write timeout
+	create, _ := http.NewRequest("POST", base+"/api/v3/agents", strings.NewReader(`{"name":"late"}`))
+	create.Header.Set("Authorization", "Bearer "+token)
+	create.Header.Set("Content-Type", "application/json")
+	if r, err := http.DefaultClient.Do(create); err != nil || r.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %v %v", r, err)
+	}
+	body := bufio.NewReader(resp.Body)
+	if line, err := body.ReadString('\n'); err != nil || !strings.Contains(line, `"type":"BOOKMARK"`) {
+		t.Fatalf("the watch's first line: %q %v", line, err)
+	}
+	line, err := body.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"type":"ADDED"`) || !strings.Contains(line, `"name":"late"`) {
+		t.Fatalf("the watch after the write timeout: %q %v", line, err)
+	}
+}
+
+// token is the admin's token of serveTestAPI.
+const token = "roles-test-admin-token-000000001"
+
+// serveTestAPI serves the API with o, a SQLite store and token, on the
+// server every listener uses, configured by args; it is closed when the
+// test ends.
+func serveTestAPI(t *testing.T, args []string, o api.Options) (net.Listener, config.Config) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "svcbridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if o.Auth, err = auth.NewStatic(auth.StaticToken{Name: "admin", Role: string(auth.Admin), Token: token}); err != nil {
+		t.Fatal(err)
+	}
+	o.Store = st
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(cfg.HTTP, api.New(o))
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln, cfg
+}
+
+// noReconciles starts nothing: these tests have no Temporal.
+type noReconciles struct{}
+
+func (noReconciles) ServiceChanged(context.Context, string) error   { return nil }
+func (noReconciles) AgentsChanged(context.Context, ...string) error { return nil }

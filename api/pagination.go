@@ -1,0 +1,119 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+// ContinueHeader carries the token of the next page of a list asked for
+// with ?limit=. The body stays a bare JSON array, as ioFog clients read
+// it; the header is absent on the last page.
+const ContinueHeader = "X-Continue"
+
+// pageQuery is a list request's ?limit= and ?continue=.
+type pageQuery struct {
+	limit int      // 0: no limit
+	after []string // the key of the last item already served; nil: from the start
+}
+
+// parsePage reads ?limit= (a positive integer) and ?continue= (a token
+// from ContinueHeader), as Kubernetes' list calls take them.
+func parsePage(limit, cont string) (pageQuery, error) {
+	var q pageQuery
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 {
+			return q, badRequest("Query parameter 'limit' must be a positive integer")
+		}
+		q.limit = n
+	}
+	if cont != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cont)
+		if err != nil || json.Unmarshal(b, &q.after) != nil || len(q.after) == 0 {
+			return q, badRequest("Query parameter 'continue' is not a token this API gave")
+		}
+	}
+	return q, nil
+}
+
+// continueToken is the opaque token that resumes after key. The key, not
+// a position: a page is right even when items before it were deleted
+// meanwhile.
+func continueToken(key []string) string {
+	b, _ := json.Marshal(key)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// paginate returns the page of items (sorted by key, ascending byte
+// order, as the store lists them) that q asks for, and the token of the
+// next page ("" on the last).
+func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string) {
+	if q.after != nil {
+		i, _ := slices.BinarySearchFunc(items, q.after, func(it T, after []string) int { return slices.Compare(key(it), after) })
+		for i < len(items) && slices.Compare(key(items[i]), q.after) <= 0 {
+			i++
+		}
+		items = items[i:]
+	}
+	if q.limit == 0 || len(items) <= q.limit {
+		return items, ""
+	}
+	return items[:q.limit], continueToken(key(items[q.limit-1]))
+}
+
+// serveList answers a list route: the page of what read returns that c
+// asks for (?limit=, ?continue=; the next page's token in
+// ContinueHeader), or with ?watch=true its changes as they come (see
+// watch). Items are sorted by key; show shows them (nil: as they are).
+// A bad query is a 400.
+func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context) ([]T, error), key func(T) []string, show func([]T) []any) {
+	if show == nil {
+		show = func(items []T) []any {
+			out := make([]any, len(items))
+			for i, it := range items {
+				out[i] = it
+			}
+			return out
+		}
+	}
+	watch, ok := wantsWatch(c)
+	if !ok {
+		return
+	}
+	q, err := parsePage(c.Query("limit"), c.Query("continue"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if watch {
+		s.watch(c, func(c *gin.Context) ([]watchItem, error) {
+			items, err := read(c)
+			if err != nil {
+				return nil, err
+			}
+			shown := show(items)
+			out := make([]watchItem, len(items))
+			for i, it := range items {
+				k, _ := json.Marshal(key(it))
+				out[i] = watchItem{key: string(k), object: shown[i]}
+			}
+			return out, nil
+		})
+		return
+	}
+	items, err := read(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	page, next := paginate(items, key, q)
+	if next != "" {
+		c.Header(ContinueHeader, next)
+	}
+	c.JSON(http.StatusOK, show(page))
+}

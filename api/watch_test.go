@@ -1,0 +1,98 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"svcbridge/store"
+)
+
+func TestWatchDiffSendsWhatChanged(t *testing.T) {
+	items := func(kv ...string) []watchItem {
+		var out []watchItem
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, watchItem{key: kv[i], object: kv[i+1]})
+		}
+		return out
+	}
+	show := func(events []watchEvent) string {
+		var s []string
+		for _, e := range events {
+			s = append(s, e.Type+" "+string(e.Object))
+		}
+		return strings.Join(s, ", ")
+	}
+	events, last, _ := watchDiff(nil, items("a", "1", "b", "2"))
+	if got := show(events); got != `ADDED "1", ADDED "2"` {
+		t.Errorf("first: %s", got)
+	}
+	if events, last, _ = watchDiff(last, items("a", "1", "b", "2")); len(events) != 0 {
+		t.Errorf("no change: %s", show(events))
+	}
+	events, _, _ = watchDiff(last, items("b", "3", "c", "4"))
+	if got := show(events); got != `MODIFIED "3", ADDED "4", DELETED "1"` {
+		t.Errorf("changes: %s", got)
+	}
+}
+
+// A watch streams a list's changes as JSON lines; it starts with the
+// whole list, so a client that reconnects misses nothing.
+func TestWatchStreamsTheChanges(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) { o.WatchInterval = 20 * time.Millisecond })
+	api.JSON("POST", "/api/v3/agents", map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}).Want(201)
+	api.JSON("POST", "/api/v3/services", map[string]any{"name": "a", "type": "external", "resource": "203.0.113.1", "targetPort": 1}).Want(201)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", api.srv.URL+"/api/v3/services?watch=true", nil)
+	resp, err := api.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/jsonl; charset=utf-8" {
+		t.Fatalf("watch answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("the watch ended: %v", lines.Err())
+		}
+		var e struct {
+			Type   string `json:"type"`
+			Object struct {
+				Name       string `json:"name"`
+				TargetPort int    `json:"targetPort"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
+			t.Fatalf("line %s: %v", lines.Bytes(), err)
+		}
+		return e.Type + " " + e.Object.Name + " " + string(rune('0'+e.Object.TargetPort))
+	}
+	if got := next(); got != "ADDED a 1" {
+		t.Errorf("first event %q", got)
+	}
+	if got := next(); got != "BOOKMARK  0" {
+		t.Errorf("after the initial state: %q", got)
+	}
+	api.JSON("POST", "/api/v3/services", map[string]any{"name": "b", "type": "external", "resource": "203.0.113.2", "targetPort": 2}).Want(201)
+	if got := next(); got != "ADDED b 2" {
+		t.Errorf("after a create: %q", got)
+	}
+	api.JSON("PATCH", "/api/v3/services/a", map[string]any{"targetPort": 3}).Want(204)
+	if got := next(); got != "MODIFIED a 3" {
+		t.Errorf("after an update: %q", got)
+	}
+	api.Do("DELETE", "/api/v3/services/b", nil).Want(204)
+	if got := next(); got != "DELETED b 2" {
+		t.Errorf("after a delete: %q", got)
+	}
+	api.Do("GET", "/api/v3/agents?watch=maybe", nil).WantError(400, "ValidationError", "Query parameter 'watch' must be true or false")
+}

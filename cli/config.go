@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the CLI's configuration file, as kubectl's kubeconfig: named
+// contexts (a server and its token) and the current one. `svcbridge
+// login` and `svcbridge dev` write it.
+type Config struct {
+	CurrentContext string              `yaml:"current-context,omitempty"`
+	Contexts       map[string]*Context `yaml:"contexts,omitempty"`
+}
+
+// Context is one server and the token to send it.
+type Context struct {
+	Server string `yaml:"server"`
+	Token  string `yaml:"token,omitempty"`
+}
+
+// ConfigPath is the configuration file: $XDG_CONFIG_HOME/svcbridge/config,
+// else ~/.config/svcbridge/config; "" when neither can be told.
+func ConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "svcbridge", "config")
+}
+
+// LoadConfig reads the configuration file at path; a file that does not
+// exist is an empty configuration.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("%s: %v", path, err)
+	}
+	return c, nil
+}
+
+// SaveContext stores ctx as context name in the file at path (made mode
+// 0600: it holds tokens) and makes it the current context.
+func SaveContext(path, name string, ctx Context) error {
+	if path == "" {
+		return errors.New("no configuration directory: set XDG_CONFIG_HOME or HOME")
+	}
+	c, err := LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	if c.Contexts == nil {
+		c.Contexts = map[string]*Context{}
+	}
+	c.Contexts[name] = &ctx
+	c.CurrentContext = name
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	// Written aside and renamed: a reader never sees half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append([]byte("# svcbridge CLI contexts, written by 'svcbridge login' and 'svcbridge dev'.\n"), b...), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// settings are where the connection settings may come from, in order.
+type settings struct {
+	flagServer, flagToken string
+	envServer, envToken   string
+	contextName           string // --context, else the current context
+	contextExplicit       bool   // --context was given
+	config                Config
+	configPath            string
+	dataDirToken          string // dev's <data-dir>/admin.token, when readable
+	dataDirPath           string
+}
+
+// connection is what resolve decides: the server, the token, and where
+// each came from (for a 401's hint).
+type connection struct {
+	server, token string
+	tokenFrom     string   // where the token came from; "" without one
+	looked        []string // every place a token was looked for
+}
+
+// resolve picks the server and the token. Flags win over the environment,
+// which wins over the context, as in kubectl. A context's token goes only
+// to that context's server: with --server or SVCBRIDGE_SERVER naming
+// another, it is not sent. dev's admin.token in the data directory comes
+// last, as before the configuration file existed.
+func (s settings) resolve() (connection, error) {
+	var ctx *Context
+	if s.contextName != "" {
+		ctx = s.config.Contexts[s.contextName]
+		if ctx == nil && s.contextExplicit {
+			names := slices.Sorted(maps.Keys(s.config.Contexts))
+			return connection{}, &ExitError{Code: ExitOther, Err: fmt.Errorf("no context %q in %s (contexts: %s)",
+				s.contextName, s.configPath, strings.Join(names, ", "))}
+		}
+	}
+	var c connection
+	switch {
+	case s.flagServer != "":
+		c.server = s.flagServer
+	case s.envServer != "":
+		c.server = s.envServer
+	case ctx != nil && ctx.Server != "":
+		c.server = ctx.Server
+	default:
+		c.server = DefaultServer
+	}
+	server, err := normalizeServer(c.server)
+	if err != nil {
+		return c, err
+	}
+	c.server = server
+	ctxServer := ""
+	if ctx != nil && ctx.Server != "" {
+		ctxServer, _ = normalizeServer(ctx.Server)
+	}
+	type source struct{ token, from string }
+	sources := []source{{s.flagToken, "--token"}, {s.envToken, "SVCBRIDGE_TOKEN"}}
+	if ctx != nil {
+		from := fmt.Sprintf("context %s in %s", s.contextName, s.configPath)
+		if ctxServer == c.server {
+			sources = append(sources, source{ctx.Token, from})
+		} else {
+			c.looked = append(c.looked, from+" (not used: it is for "+ctxServer+")")
+		}
+	} else if s.configPath != "" {
+		c.looked = append(c.looked, s.configPath+" (no context)")
+	}
+	sources = append(sources, source{s.dataDirToken, s.dataDirPath})
+	for _, src := range sources {
+		if src.token != "" {
+			c.token, c.tokenFrom = src.token, src.from
+			return c, nil
+		}
+	}
+	c.looked = append([]string{"--token", "SVCBRIDGE_TOKEN"}, append(c.looked, s.dataDirPath)...)
+	return c, nil
+}
+
+// unauthorizedHint says, on a 401, where the token came from or where the
+// CLI looked, and what to do.
+func (c connection) unauthorizedHint() string {
+	login := fmt.Sprintf("run 'svcbridge login --server %s --token TOKEN', set SVCBRIDGE_TOKEN, or use --token", c.server)
+	if c.tokenFrom == "" {
+		return "no token was found (looked at " + strings.Join(c.looked, ", ") + "); " + login
+	}
+	return "the server refused the token from " + c.tokenFrom + "; " + login
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func TestCLISettingsPickServerAndTokenAsKubectlDoes(t *testing.T) {
+	cfg := Config{CurrentContext: "dev", Contexts: map[string]*Context{
+		"dev":  {Server: "http://127.0.0.1:8080", Token: "dev-token"},
+		"prod": {Server: "https://prod.example/", Token: "prod-token"},
+	}}
+	base := settings{config: cfg, configPath: "/cfg", contextName: "dev", dataDirPath: ".svcbridge/admin.token"}
+	for _, c := range []struct {
+		name              string
+		edit              func(*settings)
+		server, token     string
+		from, hintContain string
+	}{
+		{"the current context", func(*settings) {}, "http://127.0.0.1:8080", "dev-token", "context dev in /cfg", ""},
+		{"--context", func(s *settings) { s.contextName, s.contextExplicit = "prod", true }, "https://prod.example", "prod-token", "context prod in /cfg", ""},
+		{"the environment wins", func(s *settings) { s.envServer, s.envToken = "10.0.0.1:9000", "env-token" }, "http://10.0.0.1:9000", "env-token", "SVCBRIDGE_TOKEN", ""},
+		{"flags win over the environment", func(s *settings) { s.envToken, s.flagToken, s.flagServer = "env-token", "flag-token", "https://x" }, "https://x", "flag-token", "--token", ""},
+		// A context's token never goes to another server.
+		{"another server gets no context token", func(s *settings) { s.envServer = "http://other:8080" }, "http://other:8080", "", "",
+			"context dev in /cfg (not used: it is for http://127.0.0.1:8080)"},
+		{"the context's server in another spelling", func(s *settings) { s.flagServer = "127.0.0.1:8080/" }, "http://127.0.0.1:8080", "dev-token", "context dev in /cfg", ""},
+		{"dev's token file last", func(s *settings) { s.contextName, s.dataDirToken = "", "file-token" }, DefaultServer, "file-token", ".svcbridge/admin.token", ""},
+		{"nothing", func(s *settings) { s.contextName = "" }, DefaultServer, "", "", "looked at --token, SVCBRIDGE_TOKEN, /cfg (no context), .svcbridge/admin.token"},
+		// A current context that was removed: as if none.
+		{"a dangling current context", func(s *settings) { s.contextName = "gone" }, DefaultServer, "", "", "/cfg (no context)"},
+	} {
+		s := base
+		c.edit(&s)
+		conn, err := s.resolve()
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if conn.server != c.server || conn.token != c.token || conn.tokenFrom != c.from {
+			t.Errorf("%s: %s %q from %q, want %s %q from %q", c.name, conn.server, conn.token, conn.tokenFrom, c.server, c.token, c.from)
+		}
+		hint := conn.unauthorizedHint()
+		if !strings.Contains(hint, "svcbridge login --server "+c.server) || !strings.Contains(hint, c.hintContain) {
+			t.Errorf("%s: 401 hint %q lacks %q", c.name, hint, c.hintContain)
+		}
+		if c.from != "" && !strings.Contains(hint, "refused the token from "+c.from) {
+			t.Errorf("%s: 401 hint %q", c.name, hint)
+		}
+	}
+	s := base
+	s.contextName, s.contextExplicit = "nope", true
+	if _, err := s.resolve(); ExitCode(err) != ExitOther || !strings.Contains(err.Error(), `no context "nope" in /cfg (contexts: dev, prod)`) {
+		t.Errorf("an unknown --context: %v", err)
+	}
+}
+
+func TestCLILoginSavesAContextEveryCommandUses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good" {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"name":"AuthenticationError","message":"Invalid token"}`))
+			return
+		}
+		w.Write([]byte(`[]`))
+	}))
+	defer srv.Close()
+	cfgHome := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	t.Setenv("SVCBRIDGE_TOKEN", "")
+	t.Setenv("SVCBRIDGE_SERVER", "")
+	t.Setenv("DATA_DIR", t.TempDir())
+	login := func(stdin string, args ...string) (string, int) {
+		code := 0
+		cmd := loginCmd(Options{Exit: func(c int) { code = c }})
+		var out strings.Builder
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetIn(strings.NewReader(stdin))
+		cmd.SetArgs(args)
+		if err := cmd.ExecuteContext(context.Background()); err != nil && code == 0 {
+			code = ExitOther
+		}
+		return out.String(), code
+	}
+	path := filepath.Join(cfgHome, "svcbridge", "config")
+	if out, code := login("", "--server", srv.URL, "--token", "bad"); code != ExitRejected || !strings.Contains(out, "nothing was saved") {
+		t.Errorf("login with a refused token: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("a refused login wrote %s", path)
+	}
+	if out, code := login("good\n", "--server", srv.URL, "--context", "lab"); code != 0 || !strings.Contains(out, "context lab saved in "+path) {
+		t.Fatalf("login with the token on stdin: exit %d\n%s", code, out)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("config file: %v %v", fi, err)
+	}
+	cmd := &cobra.Command{}
+	var c conn
+	c.flags(cmd)
+	cl, err := c.client(cmd)
+	if err != nil || cl.Server != srv.URL || cl.Token != "good" {
+		t.Errorf("a command after login: %+v %v", cl, err)
+	}
+	// A second login keeps the first context.
+	login("", "--server", "http://127.0.0.1:1", "--token", "x")
+	if cfg, _ := LoadConfig(path); cfg.CurrentContext != "lab" || cfg.Contexts["lab"].Token != "good" {
+		t.Errorf("after a failed second login: %+v", cfg)
+	}
+	if err := SaveContext(path, "dev", Context{Server: DefaultServer, Token: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := LoadConfig(path); cfg.CurrentContext != "dev" || cfg.Contexts["lab"] == nil || cfg.Contexts["dev"].Token != "d" {
+		t.Errorf("after saving dev: %+v", cfg)
+	}
+	// A 401 says where the token came from and what to do.
+	cmd.Flags().Set("context", "lab")
+	cl, _ = c.client(cmd)
+	cl.Token = "stale"
+	_, err = cl.ListServices(context.Background())
+	if ExitCode(err) != ExitRejected || !strings.Contains(err.Error(), "Invalid token (401 AuthenticationError): the server refused the token from context lab in "+path+"; run 'svcbridge login --server "+srv.URL) {
+		t.Errorf("a 401: %v", err)
+	}
+}

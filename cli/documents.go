@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// The documents `get -o json|yaml` prints are the documents apply reads
+// (kind, metadata, spec), so that its output applies unchanged, as
+// kubectl's does. What the server sets goes under status, which apply
+// drops before sending. The values stay the API's (uuids where it stores
+// uuids): apply resolves a uuid as it resolves a name.
+
+// apiVersion heads every document, as the examples write it.
+const apiVersion = "iofog.org/v3"
+
+// field is one key of a JSON object, its value as it was.
+type field struct {
+	key   string
+	value json.RawMessage
+}
+
+// object is a JSON object that keeps its key order (YAML prints it so).
+type object []field
+
+func (o object) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(f.value)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// objectFields reads a JSON object's keys in order.
+func objectFields(raw []byte) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object: %.60s", raw)
+	}
+	var out object
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, field{key: t.(string), value: v})
+	}
+	return out, nil
+}
+
+func (o object) get(key string) json.RawMessage {
+	for _, f := range o {
+		if f.key == key {
+			return f.value
+		}
+	}
+	return nil
+}
+
+func rawString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// toDocument arranges an API object as a document of kind: the keys in
+// metadataKeys under metadata, those in specKeys under spec, the rest
+// (what the server sets) under status, each in the API's order.
+func toDocument(kind string, fields object, metadataKeys, specKeys []string) ([]byte, error) {
+	var metadata, spec, status object
+	for _, f := range fields {
+		switch {
+		case slices.Contains(metadataKeys, f.key):
+			metadata = append(metadata, f)
+		case slices.Contains(specKeys, f.key):
+			spec = append(spec, f)
+		default:
+			status = append(status, f)
+		}
+	}
+	doc := object{{"apiVersion", rawString(apiVersion)}, {"kind", rawString(kind)}}
+	for _, part := range []struct {
+		key    string
+		fields object
+	}{{"metadata", metadata}, {"spec", spec}, {"status", status}} {
+		if part.fields == nil {
+			part.fields = object{}
+		}
+		b, err := part.fields.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		doc = append(doc, field{part.key, b})
+	}
+	return doc.MarshalJSON()
+}
+
+// Keys of each kind's spec, as apply reads them.
+var (
+	serviceSpecKeys      = []string{"type", "resource", "targetPort", "defaultBridge", "servicePort", "k8sType", "kubernetes"}
+	agentSpecKeys        = []string{"host", "routerMode", "upstreamRouters", "defaultRouter"}
+	microserviceSpecKeys = []string{"agent", "hostNetworkMode"}
+)
+
+func serviceDocument(raw []byte) ([]byte, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	return toDocument("Service", fields, []string{"name", "tags"}, serviceSpecKeys)
+}
+
+func agentDocument(raw []byte) ([]byte, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	return toDocument("Agent", fields, []string{"name", "tags"}, agentSpecKeys)
+}
+
+// microserviceDocument names the microservice application/name, as apply
+// and every verb name it.
+func microserviceDocument(raw []byte) ([]byte, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	var app, name string
+	json.Unmarshal(fields.get("application"), &app)
+	json.Unmarshal(fields.get("name"), &name)
+	kept := slices.DeleteFunc(fields, func(f field) bool { return f.key == "application" })
+	for i, f := range kept {
+		if f.key == "name" {
+			kept[i].value = rawString(app + "/" + name)
+		}
+	}
+	return toDocument("Microservice", kept, []string{"name"}, microserviceSpecKeys)
+}
+
+// printDocuments prints the API objects raws as -o json|yaml do, each
+// converted by toDoc: the one document when one name was asked for, else
+// a kind: List of them.
+func printDocuments(w io.Writer, format string, names []string, raws []json.RawMessage, toDoc func([]byte) ([]byte, error)) error {
+	docs := make([][]byte, len(raws))
+	for i, r := range raws {
+		d, err := toDoc(r)
+		if err != nil {
+			return err
+		}
+		docs[i] = d
+	}
+	if len(names) == 1 && len(docs) == 1 {
+		return printRaw(w, format, docs[0])
+	}
+	list := object{{"apiVersion", rawString(apiVersion)}, {"kind", rawString("List")},
+		{"items", jsonArray(docs, func(d []byte) json.RawMessage { return d })}}
+	b, err := list.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return printRaw(w, format, b)
+}

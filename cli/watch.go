@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// WatchEvent is one change a watch reports.
+type WatchEvent struct {
+	Type   string          `json:"type"` // ADDED, MODIFIED, DELETED
+	Object json.RawMessage `json:"object"`
+}
+
+// watchReconnect is how long a watch waits before it reconnects after
+// its stream ended.
+const watchReconnect = time.Second
+
+// Watch follows the list at path (?watch=true) until ctx ends, calling
+// fn with each change, and with the first stream's BOOKMARK (the initial
+// state is complete). A stream that ends is opened again: the server
+// starts each with the whole state and a BOOKMARK, so Watch reports only
+// what changed meanwhile (what is gone as DELETED) and nothing twice.
+// key names an object of the list. An error answer, fn's error, or no
+// answer to the first request ends the watch.
+func (c *Client) Watch(ctx context.Context, path string, key func(json.RawMessage) string, fn func(WatchEvent) error) error {
+	// A watch outlives any request timeout; ctx ends it.
+	stream := *c
+	stream.HTTP = &http.Client{Transport: c.httpClient().Transport}
+	seen := map[string]json.RawMessage{}
+	// fn's own errors end the watch; a stream's end does not.
+	call := func(e WatchEvent) error {
+		if err := fn(e); err != nil {
+			return &fnError{err}
+		}
+		return nil
+	}
+	for first := true; ; first = false {
+		err := stream.watchOnce(ctx, path+"?watch=true", key, seen, call)
+		var ae *APIError
+		var ee *ExitError
+		var ue *UnreachableError
+		var fe *fnError
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &fe):
+			return fe.err
+		case errors.As(err, &ae), errors.As(err, &ee):
+			return err
+		case first && errors.As(err, &ue):
+			// Never connected: a wrong --server, not a dropped stream.
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(watchReconnect):
+		}
+	}
+}
+
+// fnError is an error of Watch's fn.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
+// watchOnce reads one stream; seen is what the caller was told, by key.
+func (c *Client) watchOnce(ctx context.Context, path string, key func(json.RawMessage) string, seen map[string]json.RawMessage, fn func(WatchEvent) error) error {
+	resp, err := c.send(ctx, http.MethodGet, path, "", "application/jsonl", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return c.apiError(resp.StatusCode, http.MethodGet, path, body)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/jsonl") {
+		return &ExitError{Code: ExitOther, Err: errors.New("this server cannot watch: it answered the list, not a watch")}
+	}
+	initial := map[string]bool{} // keys of the stream's initial state, until its BOOKMARK
+	first := len(seen) == 0      // the first stream: its BOOKMARK goes to fn
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 64<<10), 16<<20)
+	for lines.Scan() {
+		var e WatchEvent
+		if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
+			return fmt.Errorf("watch %s: unexpected line: %v", path, err)
+		}
+		if e.Type == "BOOKMARK" {
+			// What the caller knew and the server no longer has went
+			// while the stream was down.
+			for _, k := range slices.Sorted(maps.Keys(seen)) {
+				if !initial[k] {
+					if err := fn(WatchEvent{Type: "DELETED", Object: seen[k]}); err != nil {
+						return err
+					}
+					delete(seen, k)
+				}
+			}
+			initial = nil
+			if first {
+				if err := fn(e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		k := key(e.Object)
+		if initial != nil {
+			initial[k] = true
+		}
+		if e.Type == "DELETED" {
+			delete(seen, k)
+		} else {
+			if before, ok := seen[k]; ok && string(before) == string(e.Object) {
+				continue // known already: sent again after a reconnect
+			}
+			if _, ok := seen[k]; ok {
+				e.Type = "MODIFIED"
+			}
+			seen[k] = e.Object
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return lines.Err()
+}
+
+// watchKinds are how get -w follows each kind: its route, how an object
+// is named, and how it is printed.
+var watchKinds = map[string]struct {
+	path  string
+	key   func(json.RawMessage) string
+	toDoc func([]byte) ([]byte, error)
+}{
+	"services":      {"/api/v3/services", func(r json.RawMessage) string { s, _ := decodeService(r); return s.Name }, serviceDocument},
+	"agents":        {"/api/v3/agents", func(r json.RawMessage) string { a, _ := decodeAgent(r); return a.Name }, agentDocument},
+	"microservices": {"/api/v3/microservices", func(r json.RawMessage) string { m, _ := decodeMicroservice(r); return m.Application + "/" + m.Name }, microserviceDocument},
+}
+
+// watchObjects is get -w: the kind's objects (those named, or all) as
+// they change, until ctx ends. A table gets an EVENT column; its initial
+// state is one aligned table, then a line per change.
+func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string) error {
+	k := watchKinds[kind]
+	inv, err := loadInventory(ctx, c, kind != "agents")
+	if err != nil {
+		return err
+	}
+	wide := format == "wide"
+	header := map[string][]string{"services": serviceHeader(wide), "agents": agentHeader(wide), "microservices": microserviceHeader(wide)}[kind]
+	var t *table  // the initial state is one aligned table
+	live := false // after it, a line per change
+	return c.Watch(ctx, k.path, k.key, func(e WatchEvent) error {
+		if e.Type == "BOOKMARK" {
+			live = true
+			if t == nil {
+				return nil
+			}
+			return t.flush()
+		}
+		name := k.key(e.Object)
+		if len(names) > 0 && !slices.Contains(names, name) {
+			return nil
+		}
+		switch format {
+		case "name":
+			_, err := fmt.Fprintf(w, "%s/%s\n", kindSingular[kind], name)
+			return err
+		case "json":
+			doc, err := k.toDoc(e.Object)
+			if err != nil {
+				return err
+			}
+			line, err := json.Marshal(struct {
+				Type   string          `json:"type"`
+				Object json.RawMessage `json:"object"`
+			}{e.Type, doc})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "%s\n", line)
+			return err
+		}
+		row, err := watchRow(inv, kind, e.Object, wide)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			t = newTable(w, append([]string{"EVENT"}, header...)...)
+		}
+		t.row(append([]string{e.Type}, row...)...)
+		if live {
+			return t.flush()
+		}
+		return nil
+	})
+}
+
+// watchRow is the table row of one object of kind.
+func watchRow(inv *inventory, kind string, raw json.RawMessage, wide bool) ([]string, error) {
+	now := time.Now()
+	switch kind {
+	case "services":
+		s, err := decodeService(raw)
+		return serviceRow(inv, s, wide, now), err
+	case "agents":
+		a, err := decodeAgent(raw)
+		return agentRow(inv, a, wide, now), err
+	}
+	m, err := decodeMicroservice(raw)
+	return microserviceRow(inv, m, wide, now), err
+}
