@@ -10,7 +10,8 @@
 // every Kubernetes manifest is decoded strictly with client-go's scheme,
 // the chart is rendered and linted with Helm's SDK and the kustomization
 // built with kustomize's, docker-compose.yml is validated against the
-// Compose specification's JSON schema, the rules and the dashboard's
+// Compose specification's JSON schema and its PostgreSQL connections added
+// up (systemtest's TestComposeRehearsal runs it), the rules and the dashboard's
 // queries are parsed with Prometheus' parsers, and all are checked for what
 // an operator relies on (non-root, probes, resources, roles, and only
 // settings svcbridge reads, metrics it exports).
