@@ -33,7 +33,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	"google.golang.org/protobuf/types/known/durationpb"
+	"go.temporal.io/server/common/primitives/timestamp"
 
 	"svcbridge/deploy/compose"
 	"svcbridge/store/storetest"
@@ -301,7 +301,7 @@ func createNamespace(t *testing.T, frontend string, s compose.Service) (namespac
 	}
 	defer nc.Close()
 	if err := nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: namespace,
-		WorkflowExecutionRetentionPeriod: durationpb.New(retention)}); err != nil {
+		WorkflowExecutionRetentionPeriod: timestamp.DurationPtr(retention)}); err != nil {
 		t.Fatalf("register namespace %s: %v", namespace, err)
 	}
 
@@ -583,19 +583,29 @@ func TestComposeRehearsal(t *testing.T) {
 			}
 		})
 	}
-	sys.waitFor("the first service ready", 60*time.Second, func() (bool, string) { return ready(apis[0], 0) })
+	readyNow := func() (int, error) {
+		var listed []serviceOut
+		if _, err := apis[0].call("GET", "/api/v3/services", nil, &listed); err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, svc := range listed {
+			if svc.ProvisioningStatus == "ready" && svc.ObservedGeneration == svc.Generation {
+				n++
+			}
+		}
+		return n, nil
+	}
+	sys.waitFor("a service ready", 60*time.Second, func() (bool, string) {
+		n, err := readyNow()
+		return n > 0, fmt.Sprint(err)
+	})
 	workers[0].cmd.Process.Signal(syscall.SIGKILL)
 	<-workers[0].done
 	killedAt := created.Load()
-	var listed []serviceOut
-	if _, err := apis[0].call("GET", "/api/v3/services", nil, &listed); err != nil {
+	done, err := readyNow()
+	if err != nil {
 		t.Fatal(err)
-	}
-	done := 0
-	for _, svc := range listed {
-		if svc.ProvisioningStatus == "ready" && svc.ObservedGeneration == svc.Generation {
-			done++
-		}
 	}
 	if done >= rehearsalServices {
 		t.Errorf("every service was ready when the worker died: the kill hit no work in flight")
