@@ -10,7 +10,8 @@
 // every Kubernetes manifest is decoded strictly with client-go's scheme,
 // the chart is rendered and linted with Helm's SDK and the kustomization
 // built with kustomize's, docker-compose.yml is validated against the
-// Compose specification's JSON schema, the rules and the dashboard's
+// Compose specification's JSON schema and its PostgreSQL connections added
+// up (systemtest's TestComposeRehearsal runs it), the rules and the dashboard's
 // queries are parsed with Prometheus' parsers, and all are checked for what
 // an operator relies on (non-root, probes, resources, roles, and only
 // settings svcbridge reads, metrics it exports).
@@ -49,6 +50,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"svcbridge/config"
+	"svcbridge/deploy/compose"
 )
 
 const (
@@ -897,33 +899,20 @@ func asMap(v any) map[string]any {
 	return m
 }
 
-// composeEnv reads a service's environment, in map or list form.
-func composeEnv(v any) map[string]string {
-	out := map[string]string{}
-	switch e := v.(type) {
-	case map[string]any:
-		for k, val := range e {
-			out[k] = fmt.Sprint(val)
-		}
-	case []any:
-		for _, item := range e {
-			k, val, _ := strings.Cut(fmt.Sprint(item), "=")
-			out[k] = val
-		}
+// loadCompose reads docker-compose.yml typed and interpolated, as the
+// production rehearsal (systemtest) does.
+func loadCompose(t *testing.T) compose.File {
+	t.Helper()
+	f, err := compose.Load(filepath.Join(root, "docker-compose.yml"))
+	if err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
 	}
-	return out
-}
-
-// interpolate resolves ${VAR:-default} and ${VAR-default} to the default
-// and $$ to $, as Compose does with an empty environment.
-func interpolate(s string) string {
-	re := regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-([^}]*))?\}`)
-	s = re.ReplaceAllString(s, "$3")
-	return strings.ReplaceAll(s, "$$", "$")
+	return f
 }
 
 func TestComposeServices(t *testing.T) {
 	doc := readCompose(t)
+	file := loadCompose(t)
 	services := asMap(doc["services"])
 	docs := documented(t)
 	for _, want := range []string{"postgres", "temporal", "temporal-ui", migrateName, apiName, workerName} {
@@ -975,12 +964,21 @@ func TestComposeServices(t *testing.T) {
 			t.Errorf("%s has no healthcheck", name)
 		}
 	}
+	// One Temporal release: the schema the admin-tools image sets up is the
+	// server's, and the rehearsal (systemtest) runs that release's binaries.
+	serverTag := ""
+	if _, tag, ok := strings.Cut(file.Services["temporal"].Image, ":"); ok {
+		serverTag = tag
+	}
 	for _, name := range []string{"temporal", "temporal-schema", "temporal-namespace"} {
-		if svc := asMap(services[name]); svc != nil {
-			_, tag, _ := strings.Cut(fmt.Sprint(svc["image"]), ":")
+		if svc, ok := file.Services[name]; ok {
+			_, tag, _ := strings.Cut(svc.Image, ":")
 			// The Temporal server svcbridge is built and tested against.
 			if !strings.HasPrefix(tag, "1.31.") {
-				t.Errorf("%s: image %v, want a 1.31.x release (go.temporal.io/server v1.31)", name, svc["image"])
+				t.Errorf("%s: image %v, want a 1.31.x release (go.temporal.io/server v1.31)", name, svc.Image)
+			}
+			if tag != serverTag {
+				t.Errorf("%s: image %v, want the temporal service's release %s", name, svc.Image, serverTag)
 			}
 		}
 	}
@@ -1003,16 +1001,14 @@ func TestComposeServices(t *testing.T) {
 		if svc["entrypoint"] != nil {
 			t.Errorf("%s: entrypoint overridden; the image's is svcbridge", r.name)
 		}
-		env := composeEnv(svc["environment"])
-		values := map[string]string{}
-		for k, v := range env {
+		values := file.Services[r.name].Environment
+		for k := range values {
 			if !docs[k] {
 				t.Errorf("%s: environment variable %s is not a setting of the README's configuration table", r.name, k)
 			}
-			values[k] = interpolate(v)
 		}
 		for _, need := range []string{databaseEnv, "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TASK_QUEUE", "CONTROL_PLANE"} {
-			if env[need] == "" {
+			if values[need] == "" {
 				t.Errorf("%s: %s not set", r.name, need)
 			}
 		}
@@ -1034,7 +1030,7 @@ func TestComposeServices(t *testing.T) {
 	}
 
 	api := asMap(services[apiName])
-	listen := interpolate(composeEnv(api["environment"])["LISTEN"])
+	listen := file.Services[apiName].Environment["LISTEN"]
 	_, port, err := net.SplitHostPort(listen)
 	if err != nil || !strings.HasPrefix(listen, "0.0.0.0:") {
 		t.Errorf("%s: LISTEN=%q, want 0.0.0.0:PORT (reachable from other containers)", apiName, listen)
@@ -1050,7 +1046,7 @@ func TestComposeServices(t *testing.T) {
 		t.Errorf("%s: healthcheck %s does not check %s on port %s", apiName, test, readinessURL, port)
 	}
 	worker := asMap(services[workerName])
-	mlisten := interpolate(composeEnv(worker["environment"])["METRICS_LISTEN"])
+	mlisten := file.Services[workerName].Environment["METRICS_LISTEN"]
 	if _, mport, err := net.SplitHostPort(mlisten); err != nil || !strings.HasPrefix(mlisten, "0.0.0.0:") {
 		t.Errorf("%s: METRICS_LISTEN=%q, want 0.0.0.0:PORT", workerName, mlisten)
 	} else if test := fmt.Sprint(asMap(worker["healthcheck"])["test"]); !strings.Contains(test, ":"+mport+livenessURL) {
@@ -1063,12 +1059,38 @@ func TestComposeServices(t *testing.T) {
 		t.Errorf("%s: container_name prevents replicas", workerName)
 	}
 	ui := asMap(services["temporal-ui"])
-	if host, port, err := net.SplitHostPort(composeEnv(ui["environment"])["TEMPORAL_ADDRESS"]); err != nil || services[host] == nil || port != "7233" {
+	if host, port, err := net.SplitHostPort(file.Services["temporal-ui"].Environment["TEMPORAL_ADDRESS"]); err != nil || services[host] == nil || port != "7233" {
 		t.Errorf("temporal-ui: TEMPORAL_ADDRESS does not name the temporal service")
 	}
 	for _, p := range ui["ports"].([]any) {
 		if !strings.HasPrefix(fmt.Sprint(p), "127.0.0.1:") {
 			t.Errorf("temporal-ui publishes %v beyond loopback; the Web UI has no authentication", p)
+		}
+	}
+}
+
+// TestComposeConnectionBudget: every process the file starts may hold its
+// whole pool at once (a burst, a slow database) and PostgreSQL still
+// accepts them all, one-shot jobs included (a second `up` runs them beside
+// the rest). systemtest's rehearsal measures the pools against this sum.
+func TestComposeConnectionBudget(t *testing.T) {
+	b, err := loadCompose(t).Connections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, d := range b.Draws {
+		lines = append(lines, fmt.Sprintf("%s: %d x %d (%s)", d.Service, d.Processes, d.PerProcess, d.Why))
+	}
+	t.Logf("PostgreSQL: %d of %d connections (max_connections %d, %d for superusers):\n  %s",
+		b.Needed(), b.Available(), b.MaxConnections, b.Reserved, strings.Join(lines, "\n  "))
+	if b.Needed() > b.Available() {
+		t.Errorf("the processes of docker-compose.yml may open %d connections, PostgreSQL accepts %d: lower their pools or raise max_connections", b.Needed(), b.Available())
+	}
+	// The file's services that reach PostgreSQL all count.
+	for _, want := range []string{"temporal", "temporal-schema", migrateName, apiName, workerName} {
+		if !slices.ContainsFunc(b.Draws, func(d compose.Draw) bool { return d.Service == want }) {
+			t.Errorf("the budget does not count %s", want)
 		}
 	}
 }

@@ -50,6 +50,11 @@ echo "== kube-apiserver and etcd for envtest"
 KUBEBUILDER_ASSETS=$(scripts/kube-bins.sh | tail -n 1)
 export KUBEBUILDER_ASSETS
 
+# The Temporal server and temporal-sql-tool of docker-compose.yml's release
+# for systemtest's production rehearsal (built once, cached the same way).
+echo "== Temporal binaries for the Compose rehearsal"
+scripts/temporal-bins.sh >/dev/null
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
