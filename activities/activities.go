@@ -43,32 +43,22 @@ type Activities struct {
 // ErrInvalid is the error type of failures only an inventory change fixes.
 const ErrInvalid = "InvalidPlacement"
 
-// PlanService reads a service and decides where its objects go and which
-// agents to reconcile.
+// PlanService reads a service, places it again (the inventory may have
+// changed since it was written) and stores that placement, and decides
+// with service.PassReach which agents the pass reconciles and queues.
 func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
 	plan := ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
-		entries, err := tx.ServiceEntries(ctx, name)
+		written, err := serviceWritten(ctx, tx, name)
 		if err != nil {
 			return err
-		}
-		sites := map[string]bool{}
-		fanout := map[string]bool{}
-		for _, e := range entries {
-			if e.Kind == store.KindConnector {
-				sites[e.Agent] = true
-			} else {
-				fanout[e.Agent] = true
-			}
 		}
 		svc, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			// Deleted: the connector's routers converge now, the (maybe
 			// thousands of) listening agents through the queue.
-			for u := range sites {
-				delete(fanout, u)
-			}
-			plan.Sites, plan.Fanout = sortedSet(sites), sortedSet(fanout)
+			reach := service.PassReach(written, nil, nil)
+			plan.Sites, plan.Fanout = reach.Sites, reach.Fanout
 			return nil
 		}
 		if err != nil {
@@ -83,32 +73,31 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if perr != nil {
 			plan.Invalid = perr.Error()
 		}
-		// The inventory may have moved it since the last write: the
-		// routers' queries read the stored placement.
+		// The routers' queries read the stored placement.
 		if _, err := tx.SetServicePlacement(ctx, name, p); err != nil {
 			return err
 		}
 		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
-		for _, u := range []string{p.ConnectorSite, p.HubSite} {
-			if u != "" {
-				sites[u] = true
-			}
-		}
 		selecting, err := tx.AgentsWithTags(ctx, a.Tags.SelectingAgentTags(svc.Tags))
 		if err != nil {
 			return err
 		}
-		for _, u := range selecting {
-			fanout[u] = true
-		}
-		for u := range sites {
-			delete(fanout, u)
-		}
-		plan.Sites, plan.Fanout = sortedSet(sites), sortedSet(fanout)
+		reach := service.PassReach(written, &p, selecting)
+		plan.Sites, plan.Fanout = reach.Sites, reach.Fanout
 		metrics.Fanout.Observe(float64(len(plan.Fanout)))
 		return nil
 	})
 	return plan, err
+}
+
+// serviceWritten is where svcbridge recorded writing a service's objects.
+func serviceWritten(ctx context.Context, tx *store.Tx, name string) ([]service.Written, error) {
+	entries, err := tx.ServiceEntries(ctx, name)
+	out := make([]service.Written, len(entries))
+	for i, e := range entries {
+		out[i] = service.Written{Agent: e.Agent, Connector: e.Kind == store.KindConnector}
+	}
+	return out, err
 }
 
 // placementInput loads the agents a service's placement depends on.
@@ -142,15 +131,6 @@ func (a *Activities) placementInput(ctx context.Context, tx *store.Tx, svc servi
 		in.Bridge, err = optional(tx.AgentByUUID(ctx, svc.DefaultBridge))
 	}
 	return in, err
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ReconcileAgents rebuilds the svcbridge-owned part of each agent's router
@@ -262,14 +242,15 @@ func describe(plan service.RouterPlan) []string {
 func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error) {
 	var since time.Time
 	var recorded bool
-	msg := f.Error
+	var msg string
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
+		msg = f.Error // from scratch on a retried transaction
 		if msg == "" {
-			missing, err := missingObjects(ctx, tx, f)
+			written, err := serviceWritten(ctx, tx, f.Service)
 			if err != nil {
 				return err
 			}
-			msg = missing
+			msg = service.MissingObject(written, f.ConnectorSite, f.HubSite)
 		}
 		svc, err := tx.GetService(ctx, f.Service)
 		if errors.Is(err, store.ErrNotFound) {
@@ -298,25 +279,6 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
 	metrics.ReadyLatency.Observe(time.Since(since).Seconds())
 	log.Info("service ready", "service", f.Service, "generation", f.Generation)
-	return "", nil
-}
-
-// missingObjects checks the recorded entries rather than trusting the plan.
-func missingObjects(ctx context.Context, tx *store.Tx, f Finish) (string, error) {
-	entries, err := tx.ServiceEntries(ctx, f.Service)
-	if err != nil {
-		return "", err
-	}
-	has := map[store.Entry]bool{}
-	for _, e := range entries {
-		has[store.Entry{Agent: e.Agent, Kind: e.Kind}] = true
-	}
-	if f.ConnectorSite != "" && !has[store.Entry{Agent: f.ConnectorSite, Kind: store.KindConnector}] {
-		return "the tcpConnector is not on the router of agent " + f.ConnectorSite, nil
-	}
-	if f.HubSite != "" && !has[store.Entry{Agent: f.HubSite, Kind: store.KindListener}] {
-		return "the hub tcpListener is not on the router of agent " + f.HubSite, nil
-	}
 	return "", nil
 }
 

@@ -1,0 +1,149 @@
+package activities
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+	"svcbridge/store/storetest"
+)
+
+// fixture is a store with a hub, an edge agent tagged all and an
+// external service, and the activities over it in the SDK's test
+// activity environment.
+type fixture struct {
+	t    *testing.T
+	st   *store.Store
+	acts *Activities
+	env  *testsuite.TestActivityEnvironment
+	hub  inventory.Agent
+	edge inventory.Agent
+}
+
+func newFixture(t *testing.T, dialect string) *fixture {
+	st := storetest.Open(t, dialect)
+	f := &fixture{t: t, st: st,
+		acts: &Activities{Store: st, Tags: service.TagRule{Prefix: service.DefaultTagPrefix}, ControlPlane: service.ControlPlaneRemote},
+		hub: inventory.Agent{UUID: "00000000-0000-0000-0000-00000000000a", Name: "hub", RouterMode: inventory.RouterInterior,
+			DefaultRouter: true, Host: "hub.example.com", Tags: []string{}, UpstreamRouters: []string{}},
+		edge: inventory.Agent{UUID: "00000000-0000-0000-0000-00000000000b", Name: "edge", RouterMode: inventory.RouterEdge,
+			Tags: []string{service.DefaultTagPrefix + ": all"}, UpstreamRouters: []string{}},
+	}
+	f.env = (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	f.env.RegisterActivity(f.acts)
+	f.tx(func(ctx context.Context, tx *store.Tx) error {
+		for _, a := range []*inventory.Agent{&f.hub, &f.edge} {
+			if err := tx.CreateAgent(ctx, a, "hash-"+a.Name); err != nil {
+				return err
+			}
+		}
+		return tx.InsertService(ctx, &service.Service{
+			Spec: service.Spec{Name: "web", Type: service.TypeExternal, Resource: "203.0.113.10", TargetPort: 443,
+				DefaultBridge: service.DefaultBridge, Tags: []string{}},
+			BridgePort: 10024,
+		})
+	})
+	return f
+}
+
+func (f *fixture) tx(fn func(context.Context, *store.Tx) error) {
+	f.t.Helper()
+	if err := f.st.InTx(context.Background(), func(tx *store.Tx) error { return fn(context.Background(), tx) }); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) plan() ServicePlan {
+	f.t.Helper()
+	v, err := f.env.ExecuteActivity(f.acts.PlanService, "web")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var p ServicePlan
+	if err := v.Get(&p); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) finish(in Finish) string {
+	f.t.Helper()
+	v, err := f.env.ExecuteActivity(f.acts.FinishService, in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var msg string
+	if err := v.Get(&msg); err != nil {
+		f.t.Fatal(err)
+	}
+	return msg
+}
+
+func (f *fixture) status() service.Service {
+	f.t.Helper()
+	var svc service.Service
+	f.tx(func(ctx context.Context, tx *store.Tx) (err error) {
+		svc, err = tx.GetService(ctx, "web")
+		return err
+	})
+	return svc
+}
+
+// A pass as the workflow runs it: plan, rebuild the sites, record the
+// outcome; the placement is stored and the edge agent is left to the queue.
+func TestPassThroughTheActivities(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			p := f.plan()
+			if !p.Exists || p.Invalid != "" || p.ConnectorSite != f.hub.UUID || p.HubSite != f.hub.UUID ||
+				!slices.Equal(p.Sites, []string{f.hub.UUID}) || !slices.Equal(p.Fanout, []string{f.edge.UUID}) {
+				t.Fatalf("plan %+v", p)
+			}
+			if got := f.status().Placement; got.ConnectorSite != f.hub.UUID || got.HubSite != f.hub.UUID || !got.OnDefaultRouter {
+				t.Errorf("stored placement %+v", got)
+			}
+
+			// Recorded before the routers are written: ready needs the objects.
+			in := Finish{Service: "web", Generation: p.Generation, ConnectorSite: p.ConnectorSite, HubSite: p.HubSite, Endpoint: p.Endpoint}
+			if msg := f.finish(in); msg != "the tcpConnector is not on the router of agent "+f.hub.UUID {
+				t.Errorf("finish before the writes: %q", msg)
+			}
+			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, p.Sites); err != nil {
+				t.Fatal(err)
+			}
+			if msg := f.finish(in); msg != "" {
+				t.Errorf("finish after the writes: %q", msg)
+			}
+			if svc := f.status(); svc.ProvisioningStatus != service.StatusReady || svc.ServiceEndpoint == nil || *svc.ServiceEndpoint != "hub.example.com" {
+				t.Errorf("status %s endpoint %v, want ready at hub.example.com", svc.ProvisioningStatus, svc.ServiceEndpoint)
+			}
+
+			// Without a default router the placement is invalid and stored
+			// empty, so the hub's objects go on the next rebuild.
+			f.tx(func(ctx context.Context, tx *store.Tx) error {
+				hub := f.hub
+				hub.DefaultRouter = false
+				return tx.UpdateAgent(ctx, &hub)
+			})
+			p = f.plan()
+			if p.Invalid != "Default router not found: set defaultRouter on one interior agent" || !slices.Equal(p.Sites, []string{f.hub.UUID}) {
+				t.Errorf("plan without a default router: %+v", p)
+			}
+			if got := f.status().Placement; got.ConnectorSite != "" || got.HubSite != "" {
+				t.Errorf("an invalid placement was stored with sites: %+v", got)
+			}
+			if msg := f.finish(Finish{Service: "web", Generation: p.Generation, Error: p.Invalid}); msg != p.Invalid {
+				t.Errorf("finish of an invalid placement: %q", msg)
+			}
+			if svc := f.status(); svc.ProvisioningStatus != service.StatusFailed {
+				t.Errorf("status %s, want failed", svc.ProvisioningStatus)
+			}
+		})
+	}
+}
