@@ -76,12 +76,12 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 	}
 	changed := false
 	err = kube.UpdateHub(ctx, a.Kube, a.KubeConfig, func(raw []byte) ([]byte, error) {
-		out, err := kube.UpsertPairs(raw, listeners, connectors)
+		out, err := routerconfig.UpsertPairs(raw, listeners, connectors)
 		if err == nil {
-			out, err = kube.RemovePairs(out, kube.KindListener, removeListeners)
+			out, err = routerconfig.RemovePairs(out, routerconfig.KindListener, removeListeners)
 		}
 		if err == nil {
-			out, err = kube.RemovePairs(out, kube.KindConnector, removeConnectors)
+			out, err = routerconfig.RemovePairs(out, routerconfig.KindConnector, removeConnectors)
 		}
 		changed = err == nil && !sameJSON(raw, out)
 		return out, err

@@ -21,6 +21,7 @@ import (
 	"svcbridge/kube"
 	"svcbridge/kube/kubetest"
 	"svcbridge/metrics"
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/workflows"
 )
@@ -55,7 +56,7 @@ func hubPairs(t *testing.T, cs kubernetes.Interface, ns string) map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := kube.HubEntries([]byte(cm.Data[kube.HubConfigKey]))
+	entries, err := routerconfig.HubEntries([]byte(cm.Data[kube.HubConfigKey]))
 	if err != nil {
 		t.Fatal(err)
 	}

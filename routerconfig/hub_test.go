@@ -1,12 +1,10 @@
-package kube
+package routerconfig
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"svcbridge/routerconfig"
 )
 
 // Seed 000's Kubernetes hub file, written as the seed shows it.
@@ -48,8 +46,8 @@ const seedHubFormatted = `[
 ]`
 
 var (
-	seedListener  = routerconfig.Listener{Name: "checkout-listener", Port: "10024", Address: "checkout"}
-	seedConnector = routerconfig.Connector{Name: "checkout-connector", Host: "payments.payments.svc.cluster.local",
+	seedListener  = Listener{Name: "checkout-listener", Port: "10024", Address: "checkout"}
+	seedConnector = Connector{Name: "checkout-connector", Host: "payments.payments.svc.cluster.local",
 		Port: "8080", Address: "checkout", ProcessID: "payments.payments.svc.cluster.local-k8s-8080"}
 )
 
@@ -66,24 +64,24 @@ func TestUpsertPairs(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		raw        string
-		listeners  []routerconfig.Listener
-		connectors []routerconfig.Connector
+		listeners  []Listener
+		connectors []Connector
 		want       string // compared compact, unless wantExact
 		wantExact  bool
 	}{
 		{
 			name: "seed file from nothing", raw: "",
-			listeners: []routerconfig.Listener{seedListener}, connectors: []routerconfig.Connector{seedConnector},
+			listeners: []Listener{seedListener}, connectors: []Connector{seedConnector},
 			want: seedHubFormatted, wantExact: true,
 		},
 		{
 			name: "seed file from an empty array", raw: "[]",
-			listeners: []routerconfig.Listener{seedListener}, connectors: []routerconfig.Connector{seedConnector},
+			listeners: []Listener{seedListener}, connectors: []Connector{seedConnector},
 			want: seedHubFormatted, wantExact: true,
 		},
 		{
 			name: "seed file upserted again is the same file, reformatted", raw: seedHub,
-			listeners: []routerconfig.Listener{seedListener}, connectors: []routerconfig.Connector{seedConnector},
+			listeners: []Listener{seedListener}, connectors: []Connector{seedConnector},
 			want: seedHubFormatted, wantExact: true,
 		},
 		{
@@ -95,7 +93,7 @@ func TestUpsertPairs(t *testing.T) {
 			raw: `[["router",{"id":"hub","mode":"interior"}],` +
 				`["tcpListener",{"address":"checkout","siteId":"default-router","name":"checkout-listener","port":"10000"}],` +
 				`["listener",{"name":"interior","port":55671}]]`,
-			listeners: []routerconfig.Listener{seedListener},
+			listeners: []Listener{seedListener},
 			want: `[["router",{"id":"hub","mode":"interior"}],` +
 				`["tcpListener",{"address":"checkout","siteId":"default-router","name":"checkout-listener","port":"10024"}],` +
 				`["listener",{"name":"interior","port":55671}]]`,
@@ -103,7 +101,7 @@ func TestUpsertPairs(t *testing.T) {
 		{
 			name:      "new pairs are appended, other pairs and elements kept verbatim",
 			raw:       `[["router",{"id":"hub","note":"a\u003cb & c","n":1.50}],"not a pair",42,["tcpListener"],["tcpListener",{"name":7}],["sslProfile",{"name":"checkout-listener"}]]`,
-			listeners: []routerconfig.Listener{seedListener},
+			listeners: []Listener{seedListener},
 			want: `[["router",{"id":"hub","note":"a\u003cb & c","n":1.50}],"not a pair",42,["tcpListener"],["tcpListener",{"name":7}],["sslProfile",{"name":"checkout-listener"}],` +
 				`["tcpListener",{"name":"checkout-listener","port":"10024","address":"checkout"}]]`,
 		},
@@ -112,28 +110,28 @@ func TestUpsertPairs(t *testing.T) {
 			raw: `[["tcpListener",{"name":"checkout-listener","port":"1","address":"checkout"}],` +
 				`["tcpConnector",{"name":"checkout-connector"}],` +
 				`["tcpListener",{"name":"checkout-listener","port":"2","address":"checkout"}]]`,
-			listeners: []routerconfig.Listener{seedListener},
+			listeners: []Listener{seedListener},
 			want: `[["tcpListener",{"name":"checkout-listener","port":"10024","address":"checkout"}],` +
 				`["tcpConnector",{"name":"checkout-connector"}]]`,
 		},
 		{
 			name:       "a listener and a connector never match each other",
 			raw:        `[["tcpConnector",{"name":"x","host":"h","port":"1","address":"x","processId":"p"}]]`,
-			listeners:  []routerconfig.Listener{{Name: "x", Port: "2", Address: "x"}},
-			connectors: []routerconfig.Connector{{Name: "x", Host: "h2", Port: "1", Address: "x", ProcessID: "p"}},
+			listeners:  []Listener{{Name: "x", Port: "2", Address: "x"}},
+			connectors: []Connector{{Name: "x", Host: "h2", Port: "1", Address: "x", ProcessID: "p"}},
 			want: `[["tcpConnector",{"name":"x","host":"h2","port":"1","address":"x","processId":"p"}],` +
 				`["tcpListener",{"name":"x","port":"2","address":"x"}]]`,
 		},
 		{
 			name:      "the same listener twice in one call is written once",
 			raw:       `[]`,
-			listeners: []routerconfig.Listener{{Name: "a-listener", Port: "1", Address: "a"}, {Name: "a-listener", Port: "2", Address: "a"}},
+			listeners: []Listener{{Name: "a-listener", Port: "1", Address: "a"}, {Name: "a-listener", Port: "2", Address: "a"}},
 			want:      `[["tcpListener",{"name":"a-listener","port":"2","address":"a"}]]`,
 		},
 		{
 			name:      "no HTML escaping in written values",
 			raw:       `null`,
-			listeners: []routerconfig.Listener{{Name: "a&b-listener", Port: "1", Address: "a<b>"}},
+			listeners: []Listener{{Name: "a&b-listener", Port: "1", Address: "a<b>"}},
 			want:      `[["tcpListener",{"name":"a&b-listener","port":"1","address":"a<b>"}]]`,
 		},
 	} {
@@ -201,14 +199,14 @@ func TestRemovePairs(t *testing.T) {
 
 func TestHubInvalid(t *testing.T) {
 	for _, raw := range []string{`{"bridges":{}}`, `[["tcpListener",{"name":"x"}]`, `"[]"`, `nope`} {
-		if _, err := UpsertPairs([]byte(raw), []routerconfig.Listener{seedListener}, nil); err == nil || !strings.Contains(err.Error(), "skrouterd.json") {
+		if _, err := UpsertPairs([]byte(raw), []Listener{seedListener}, nil); err == nil || !strings.Contains(err.Error(), "skrouterd.json") {
 			t.Errorf("UpsertPairs(%s) error = %v, want a skrouterd.json error", raw, err)
 		}
 		if _, err := RemovePairs([]byte(raw), KindListener, []string{"x"}); err == nil {
 			t.Errorf("RemovePairs(%s) accepted it", raw)
 		}
 	}
-	if _, err := UpsertPairs(nil, []routerconfig.Listener{{Port: "1"}}, nil); err == nil {
+	if _, err := UpsertPairs(nil, []Listener{{Port: "1"}}, nil); err == nil {
 		t.Error("a listener without a name was accepted")
 	}
 }
@@ -245,8 +243,8 @@ func TestSameJSON(t *testing.T) {
 		{`[["a",{"x":1,"y":2}]]`, `[["a",{"y":2,"x":1}]]`, false},
 		{`[]`, `[["a",{}]]`, false},
 	} {
-		if got := sameJSON([]byte(tc.a), []byte(tc.b)); got != tc.want {
-			t.Errorf("sameJSON(%q, %q) = %v", tc.a, tc.b, got)
+		if got := SameHub([]byte(tc.a), []byte(tc.b)); got != tc.want {
+			t.Errorf("SameHub(%q, %q) = %v", tc.a, tc.b, got)
 		}
 	}
 }
