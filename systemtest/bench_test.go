@@ -40,7 +40,7 @@ func startDevSystem(t testing.TB, uiPort int) (*system, *devserver.Server) {
 	t.Cleanup(func() { st.Close() })
 	s := &system{t: t, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
 	s.temporal = temporalClient(t, ts.FrontendAddress(), ts.Namespace())
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, Store: s.store, IDs: processIDs}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, IDs: processIDs}
 	s.startWorker()
 	s.serveAPI()
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})

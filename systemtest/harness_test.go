@@ -31,6 +31,7 @@ import (
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
+	"svcbridge/trigger"
 	"svcbridge/worker"
 	"svcbridge/workflows"
 )
@@ -154,15 +155,21 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: s.queue, Store: s.store, IDs: s.ids}
+	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: s.queue, IDs: s.ids}
 }
 
 // testWebUI is the Temporal Web UI the test API links services to.
 const testWebUI = "http://ui.example:9999"
 
+// trigger asks this system's workflows for reconciles, as the API and the
+// activities do.
+func (s *system) trigger() trigger.Trigger {
+	return trigger.Trigger{Workflows: s.wf, Store: s.store}
+}
+
 func (s *system) serveAPI() {
 	t := s.t
-	h := api.New(api.Options{Store: s.store, Reconciler: s.wf, IDs: s.wf.IDs, ControlPlane: s.plane,
+	h := api.New(api.Options{Store: s.store, Reconciler: s.trigger(), IDs: s.wf.IDs, ControlPlane: s.plane,
 		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth(),
 		Pollers: s.wf.Pollers, TaskQueue: taskQueue, Namespace: "default", WebUI: testWebUI})
 	srv := httptest.NewServer(h)
@@ -171,7 +178,7 @@ func (s *system) serveAPI() {
 }
 
 func (s *system) startWorker() sdkworker.Worker {
-	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.wf,
+	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.trigger(),
 		Kube: s.kube, KubeConfig: s.kubeCfg}
 	w := worker.New(s.temporal, s.wf.TaskQueue, acts, nil)
 	if err := w.Start(); err != nil {

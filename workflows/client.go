@@ -12,16 +12,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"svcbridge/service"
-	"svcbridge/store"
 )
 
-// Client starts and signals the workflows: the API's Reconciler and the
-// activities' Signaler. Signal-with-start makes every call idempotent: it
+// Client starts and signals the workflows (package trigger adds the agent
+// queue in the store). Signal-with-start makes every call idempotent: it
 // starts the workflow if none runs, else only signals it.
 type Client struct {
 	Temporal  client.Client
 	TaskQueue string
-	Store     *store.Store // the agent queue
 	IDs
 }
 
@@ -39,20 +37,6 @@ func (c Client) ServiceChanged(ctx context.Context, name string) error {
 				statusKey.ValueSet(service.StatusPending)),
 		}, ServiceWorkflowName, ServiceInput{Name: name})
 	return err
-}
-
-// AgentsChanged queues the agents' routers for a reconcile and wakes the
-// queue's workflow. The queue is in the store, so a mark survives anything
-// that happens to Temporal; the worker's resync wakes the workflow again
-// if marks wait.
-func (c Client) AgentsChanged(ctx context.Context, uuids ...string) error {
-	if len(uuids) == 0 {
-		return nil
-	}
-	if err := c.Store.InTx(ctx, func(tx *store.Tx) error { return tx.QueueAgents(ctx, uuids) }); err != nil {
-		return err
-	}
-	return c.WakeAgentQueue(ctx)
 }
 
 // WakeAgentQueue signals, or starts, the workflow draining the queue.

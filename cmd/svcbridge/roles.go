@@ -30,6 +30,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/trigger"
 	"svcbridge/worker"
 	"svcbridge/workflows"
 )
@@ -127,8 +128,13 @@ type parts struct {
 }
 
 func (p parts) workflowsClient() workflows.Client {
-	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue, Store: p.store,
+	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue,
 		IDs: workflows.IDs{Prefix: p.cfg.WorkflowIDPrefix}}
+}
+
+// trigger asks for reconciles: the API's Reconciler, the activities' Signaler.
+func (p parts) trigger() trigger.Trigger {
+	return trigger.Trigger{Workflows: p.workflowsClient(), Store: p.store}
 }
 
 // users is how the API knows its users: who a bearer token is, and how
@@ -190,7 +196,7 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	h := api.New(api.Options{
-		Store: p.store, Reconciler: p.workflowsClient(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
+		Store: p.store, Reconciler: p.trigger(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
 		Namespace: p.cfg.TemporalNamespace, WebUI: p.cfg.TemporalUIURL,
 		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
 		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
@@ -214,7 +220,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 // runWorker polls the task queue and resyncs until ctx ends.
 func (p parts) runWorker(ctx context.Context) error {
 	acts := &activities.Activities{Store: p.store, Tags: service.TagRule{Prefix: p.cfg.TagPrefix},
-		ControlPlane: p.cfg.ControlPlane, Signaler: p.workflowsClient(), KubeConfig: p.cfg.Kube}
+		ControlPlane: p.cfg.ControlPlane, Signaler: p.trigger(), KubeConfig: p.cfg.Kube}
 	if p.cfg.ControlPlane == service.ControlPlaneKubernetes {
 		// In cluster, or out of it through KUBECONFIG / ~/.kube/config.
 		cs, err := kube.NewClient("")
