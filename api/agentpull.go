@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -119,5 +121,31 @@ func (s *Server) getOwnRouter(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
+	serveRouterDoc(c, cfg)
+}
+
+// serveRouterDoc answers a router document with an ETag of its content, or
+// 304 without a body when If-None-Match names it: an agent that polls an
+// unchanged document gets no document.
+func serveRouterDoc(c *gin.Context, doc []byte) {
+	sum := sha256.Sum256(doc)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	c.Header("ETag", etag)
+	if etagMatches(c.GetHeader("If-None-Match"), etag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", doc)
+}
+
+// etagMatches reads If-None-Match: a list of entity tags (weak ones
+// compare weakly, as RFC 9110 says for this header) or "*".
+func etagMatches(header, etag string) bool {
+	for t := range strings.SplitSeq(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
 }

@@ -424,7 +424,7 @@ func (s *Server) getAgentRouter(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
+	serveRouterDoc(c, cfg)
 }
 
 // routerConfig returns a's stored router document as is; ref names the
