@@ -40,8 +40,8 @@ type Activities struct {
 	KubeConfig kube.Config
 }
 
-// ErrInvalid is the error type of failures only an inventory change fixes.
-const ErrInvalid = "InvalidPlacement"
+// TypeInvalidPlacement is the error type of failures only an inventory change fixes.
+const TypeInvalidPlacement = "InvalidPlacement"
 
 // PlanService reads a service, places it again (the inventory may have
 // changed since it was written) and stores that placement, and decides
@@ -195,7 +195,7 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (res agent
 		if err != nil {
 			// A config that is not JSON is not ours to guess at; retried, as
 			// someone may fix it.
-			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), ErrInvalid, err)
+			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), TypeInvalidPlacement, err)
 		}
 		if plan.Changed {
 			if err := tx.WriteRouterConfig(ctx, uuid, plan.Config); err != nil {

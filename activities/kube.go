@@ -19,9 +19,9 @@ import (
 	"svcbridge/store"
 )
 
-// ErrNoIngress is the error type of a LoadBalancer without ingress yet: the
+// TypeNoIngress is the error type of a LoadBalancer without ingress yet: the
 // service workflow marks the service failed and retries with backoff.
-const ErrNoIngress = "NoIngress"
+const TypeNoIngress = "NoIngress"
 
 // KubeResult is what ReconcileKubeService found.
 type KubeResult struct {
@@ -87,9 +87,9 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 		return out, err
 	})
 	kubeCall("update", "configmaps", err)
-	var noCM *kube.ErrNoHubConfigMap
+	var noCM *kube.NoHubConfigMapError
 	if errors.As(err, &noCM) {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalid, err)
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
 	}
 	if err != nil {
 		return false, err
@@ -122,9 +122,9 @@ func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (Kub
 	activity.RecordHeartbeat(ctx, "polling load balancer ingress")
 	endpoint, err := kube.PollLoadBalancer(ctx, a.Kube, a.KubeConfig, name)
 	kubeCall("poll", "services", err)
-	var noIngress *kube.ErrNoIngress
+	var noIngress *kube.NoIngressError
 	if errors.As(err, &noIngress) {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrNoIngress, err)
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), TypeNoIngress, err)
 	}
 	if err != nil {
 		return res, err
@@ -142,7 +142,7 @@ func (a *Activities) ensureKubeService(ctx context.Context, name string, svc ser
 		return false, err
 	}
 	if svc.ServicePort == nil || svc.K8sType == nil {
-		return false, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", ErrInvalid, nil)
+		return false, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", TypeInvalidPlacement, nil)
 	}
 	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags, svc.Kubernetes)
 	cfg := a.KubeConfig.WithDefaults()
@@ -153,7 +153,7 @@ func (a *Activities) ensureKubeService(ctx context.Context, name string, svc ser
 	kubeCall("ensure", "services", err)
 	var foreign *kube.ErrForeignService
 	if errors.As(err, &foreign) {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalid, err)
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
 	}
 	return changed && err == nil, err
 }

@@ -13,12 +13,12 @@ import (
 // retryable: the service workflow retries every failure until the service
 // is ready or gone, and says so.
 const (
-	ErrPlan        = "PlanFailed"
-	ErrRouterWrite = "RouterWriteFailed"
-	ErrKubernetes  = "KubernetesFailed"
-	ErrNotInPlace  = "ObjectsNotInPlace"
-	ErrStatus      = "StatusWriteFailed"
-	ErrFanout      = "FanoutFailed"
+	TypePlanFailed        = "PlanFailed"
+	TypeRouterWriteFailed = "RouterWriteFailed"
+	TypeKubernetesFailed  = "KubernetesFailed"
+	TypeObjectsNotInPlace = "ObjectsNotInPlace"
+	TypeStatusWriteFailed = "StatusWriteFailed"
+	TypeFanoutFailed      = "FanoutFailed"
 )
 
 // Steps are the parts of one reconcile pass. The service workflow runs them
@@ -53,7 +53,7 @@ func RunPass(s Steps, name string) (Outcome, error) {
 	s.Step("planning")
 	plan, err := s.Plan(name)
 	if err != nil {
-		return Outcome{}, passError(ErrPlan, "plan: "+Reason(err), err)
+		return Outcome{}, passError(TypePlanFailed, "plan: "+Reason(err), err)
 	}
 	out := Outcome{Planned: true, Exists: plan.Exists}
 	finish := Finish{Service: name, Generation: plan.Generation,
@@ -71,13 +71,13 @@ func RunPass(s Steps, name string) (Outcome, error) {
 
 	s.Step("writing router configs")
 	if err := s.ReconcileAgents(plan.Sites); err != nil {
-		return fail(ErrRouterWrite, "write router config", err)
+		return fail(TypeRouterWriteFailed, "write router config", err)
 	}
 	if plan.Kubernetes && plan.Invalid == "" {
 		s.Step("reconciling the hub ConfigMap and the Kubernetes Service")
 		kr, err := s.Kube(name)
 		if err != nil {
-			return fail(ErrKubernetes, "Kubernetes", err)
+			return fail(TypeKubernetesFailed, "Kubernetes", err)
 		}
 		finish.Endpoint = kr.Endpoint
 	}
@@ -85,20 +85,20 @@ func RunPass(s Steps, name string) (Outcome, error) {
 		s.Step("recording status")
 		missing, err := s.Finish(finish)
 		if err != nil {
-			return out, passError(ErrStatus, "record status: "+Reason(err), err)
+			return out, passError(TypeStatusWriteFailed, "record status: "+Reason(err), err)
 		}
 		if missing != "" && plan.Invalid == "" {
-			return out, temporal.NewApplicationError(missing, ErrNotInPlace)
+			return out, temporal.NewApplicationError(missing, TypeObjectsNotInPlace)
 		}
 	}
 	if len(plan.Fanout) > 0 {
 		s.Step("queueing agents")
 		if err := s.Queue(plan.Fanout); err != nil {
-			return out, passError(ErrFanout, "queue agents: "+Reason(err), err)
+			return out, passError(TypeFanoutFailed, "queue agents: "+Reason(err), err)
 		}
 	}
 	if plan.Invalid != "" {
-		return out, temporal.NewApplicationError(plan.Invalid, ErrInvalid)
+		return out, temporal.NewApplicationError(plan.Invalid, TypeInvalidPlacement)
 	}
 	out.Gone = !plan.Exists
 	return out, nil
@@ -110,7 +110,7 @@ func RunPass(s Steps, name string) (Outcome, error) {
 // over the step's.
 func passError(stepType, msg string, cause error) error {
 	var app *temporal.ApplicationError
-	if errors.As(cause, &app) && (app.Type() == ErrInvalid || app.Type() == ErrNoIngress) {
+	if errors.As(cause, &app) && (app.Type() == TypeInvalidPlacement || app.Type() == TypeNoIngress) {
 		stepType = app.Type()
 	}
 	return temporal.NewApplicationError(msg, stepType)

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -29,7 +30,7 @@ func RESTConfig(kubeconfigPath string) (*rest.Config, error) {
 		cfg, err = loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules())
 	default:
 		cfg, err = rest.InClusterConfig()
-		if err == rest.ErrNotInCluster {
+		if errors.Is(err, rest.ErrNotInCluster) {
 			cfg, err = loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules())
 		}
 	}

@@ -18,14 +18,14 @@ const (
 	HubConfigKey     = routerconfig.HubFileName
 )
 
-// ErrNoHubConfigMap is returned by UpdateHub when the hub router's
+// NoHubConfigMapError is returned by UpdateHub when the hub router's
 // ConfigMap does not exist: the hub router is not deployed (or not yet).
 // svcbridge does not create it; the router's deployment owns it.
-type ErrNoHubConfigMap struct {
+type NoHubConfigMapError struct {
 	Namespace string
 }
 
-func (e *ErrNoHubConfigMap) Error() string {
+func (e *NoHubConfigMapError) Error() string {
 	return fmt.Sprintf("ConfigMap %s not found in namespace %s: the hub router's config must exist", HubConfigMapName, e.Namespace)
 }
 
@@ -35,7 +35,7 @@ func (e *ErrNoHubConfigMap) Error() string {
 // and updates the ConfigMap at the resourceVersion it read; when another
 // writer got there first it reads and applies again. Nothing is written
 // when edit changes nothing but whitespace. An error from edit is returned
-// as it is; a missing ConfigMap is *ErrNoHubConfigMap.
+// as it is; a missing ConfigMap is *NoHubConfigMapError.
 func UpdateHub(ctx context.Context, cs kubernetes.Interface, cfg Config, edit func(raw []byte) ([]byte, error)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -44,7 +44,7 @@ func UpdateHub(ctx context.Context, cs kubernetes.Interface, cfg Config, edit fu
 	return retryWrite(ctx, func() error {
 		cm, err := configMaps.Get(ctx, HubConfigMapName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return &ErrNoHubConfigMap{Namespace: cfg.Namespace}
+			return &NoHubConfigMapError{Namespace: cfg.Namespace}
 		}
 		if err != nil {
 			return fmt.Errorf("get ConfigMap %s/%s: %w", cfg.Namespace, HubConfigMapName, err)
@@ -68,7 +68,7 @@ func UpdateHub(ctx context.Context, cs kubernetes.Interface, cfg Config, edit fu
 		case apierrors.IsConflict(err):
 			return errRetry{fmt.Errorf("update ConfigMap %s/%s: it kept changing: %w", cfg.Namespace, HubConfigMapName, err)}
 		case apierrors.IsNotFound(err):
-			return &ErrNoHubConfigMap{Namespace: cfg.Namespace}
+			return &NoHubConfigMapError{Namespace: cfg.Namespace}
 		default:
 			return fmt.Errorf("update ConfigMap %s/%s: %w", cfg.Namespace, HubConfigMapName, err)
 		}

@@ -170,9 +170,9 @@ func TestUpdateHubNoConfigMap(t *testing.T) {
 	cs := needKube(t)
 	cfg := newNamespace(t, cs)
 	err := UpdateHub(testCtx(t), cs, cfg, upsertEdit([]routerconfig.Listener{seedListener}, nil))
-	var missing *ErrNoHubConfigMap
+	var missing *NoHubConfigMapError
 	if !errors.As(err, &missing) {
-		t.Fatalf("UpdateHub without the ConfigMap = %v, want *ErrNoHubConfigMap", err)
+		t.Fatalf("UpdateHub without the ConfigMap = %v, want *NoHubConfigMapError", err)
 	}
 	want := "ConfigMap iofog-router not found in namespace " + cfg.Namespace + ": the hub router's config must exist"
 	if err.Error() != want {

@@ -195,8 +195,8 @@ func TestServiceOptionsIngressLater(t *testing.T) {
 	opts := &service.Kubernetes{LoadBalancerSourceRanges: []string{"198.51.100.0/24"}, LoadBalancerClass: ptr("example.com/lb"),
 		ExternalTrafficPolicy: "Local"}
 	live := ensureWith(t, cfg, "LoadBalancer", opts)
-	if _, err := PollLoadBalancer(testCtx(t), cs, cfg, "checkout"); !isErr[*ErrNoIngress](err) {
-		t.Fatalf("poll before the ingress = %v, want ErrNoIngress", err)
+	if _, err := PollLoadBalancer(testCtx(t), cs, cfg, "checkout"); !isErr[*NoIngressError](err) {
+		t.Fatalf("poll before the ingress = %v, want NoIngressError", err)
 	}
 	live.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.9"}}
 	if _, err := cs.CoreV1().Services(cfg.Namespace).UpdateStatus(testCtx(t), live, metav1.UpdateOptions{}); err != nil {

@@ -75,7 +75,7 @@ func TestRBACManifestSuffices(t *testing.T) {
 	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
 		t.Fatalf("patch: %v", err)
 	}
-	if _, err := PollLoadBalancer(ctx, cs, cfg, "checkout"); !isErr[*ErrNoIngress](err) {
+	if _, err := PollLoadBalancer(ctx, cs, cfg, "checkout"); !isErr[*NoIngressError](err) {
 		t.Errorf("poll: %v", err)
 	}
 	if err := DeleteService(ctx, cs, cfg, "checkout"); err != nil {

@@ -197,15 +197,15 @@ func (e *ErrForeignService) Error() string {
 	return msg + "; delete or rename it"
 }
 
-// ErrNoIngress is returned by PollLoadBalancer when a LoadBalancer Service
+// NoIngressError is returned by PollLoadBalancer when a LoadBalancer Service
 // still has no ingress after every check.
-type ErrNoIngress struct {
+type NoIngressError struct {
 	Namespace, Name string
 	Checks          int
 	LastErr         error // the last GET error, when the last checks failed
 }
 
-func (e *ErrNoIngress) Error() string {
+func (e *NoIngressError) Error() string {
 	msg := fmt.Sprintf("load balancer for service %s has no ingress yet after %d checks", e.Name, e.Checks)
 	if e.LastErr != nil {
 		msg += fmt.Sprintf(" (last check: %v)", e.LastErr)
@@ -213,7 +213,7 @@ func (e *ErrNoIngress) Error() string {
 	return msg
 }
 
-func (e *ErrNoIngress) Unwrap() error { return e.LastErr }
+func (e *NoIngressError) Unwrap() error { return e.LastErr }
 
 // writeBackoff paces retries of a write that lost a race (409, a failed
 // resourceVersion test): many concurrent writers of one object must all
@@ -445,7 +445,7 @@ func DeleteService(ctx context.Context, cs kubernetes.Interface, cfg Config, nam
 // PollLoadBalancer returns where clients reach a LoadBalancer Service: the
 // first ingress entry's IP, else its hostname. It GETs the Service up to
 // cfg.LBPollAttempts times, cfg.LBPollInterval apart (no wait after the
-// last), and returns *ErrNoIngress when no check found an ingress. For a
+// last), and returns *NoIngressError when no check found an ingress. For a
 // ClusterIP or NodePort Service it returns "", nil at once. A missing
 // Service is an error at once.
 func PollLoadBalancer(ctx context.Context, cs kubernetes.Interface, cfg Config, name string) (string, error) {
@@ -474,7 +474,7 @@ func PollLoadBalancer(ctx context.Context, cs kubernetes.Interface, cfg Config, 
 			}
 		}
 		if attempt >= cfg.LBPollAttempts {
-			return "", &ErrNoIngress{Namespace: cfg.Namespace, Name: name, Checks: attempt, LastErr: lastErr}
+			return "", &NoIngressError{Namespace: cfg.Namespace, Name: name, Checks: attempt, LastErr: lastErr}
 		}
 		timer := time.NewTimer(cfg.LBPollInterval)
 		select {

@@ -448,12 +448,12 @@ func TestPollLoadBalancer(t *testing.T) {
 	start := time.Now()
 	ep, err := PollLoadBalancer(ctx, cs, cfg, "checkout")
 	elapsed := time.Since(start)
-	var ni *ErrNoIngress
+	var ni *NoIngressError
 	if !errors.As(err, &ni) || ep != "" {
-		t.Fatalf("PollLoadBalancer without ingress = %q, %v, want *ErrNoIngress", ep, err)
+		t.Fatalf("PollLoadBalancer without ingress = %q, %v, want *NoIngressError", ep, err)
 	}
 	if ni.Checks != 3 || err.Error() != "load balancer for service checkout has no ingress yet after 3 checks" {
-		t.Errorf("ErrNoIngress = %+v: %v", ni, err)
+		t.Errorf("NoIngressError = %+v: %v", ni, err)
 	}
 	if elapsed < 2*cfg.LBPollInterval || elapsed > 2*cfg.LBPollInterval+time.Second {
 		t.Errorf("3 checks 20ms apart took %v", elapsed)
@@ -512,7 +512,7 @@ func TestPollLoadBalancer(t *testing.T) {
 		}
 	}
 	// A missing Service is an error at once, not "no ingress yet".
-	if _, err := PollLoadBalancer(ctx, cs, slow, "missing"); err == nil || isErr[*ErrNoIngress](err) || !apierrors.IsNotFound(err) {
+	if _, err := PollLoadBalancer(ctx, cs, slow, "missing"); err == nil || isErr[*NoIngressError](err) || !apierrors.IsNotFound(err) {
 		t.Errorf("missing Service: %v", err)
 	}
 }

@@ -371,13 +371,13 @@ func TestErrorMessages(t *testing.T) {
 	if !strings.Contains(other.Error(), `it belongs to controller instance "other"`) {
 		t.Errorf("ErrForeignService for another instance = %q", other.Error())
 	}
-	noIngress := &ErrNoIngress{Namespace: "ns", Name: "checkout", Checks: 10}
+	noIngress := &NoIngressError{Namespace: "ns", Name: "checkout", Checks: 10}
 	if got := noIngress.Error(); got != "load balancer for service checkout has no ingress yet after 10 checks" {
-		t.Errorf("ErrNoIngress = %q", got)
+		t.Errorf("NoIngressError = %q", got)
 	}
-	noHub := &ErrNoHubConfigMap{Namespace: "datasance"}
+	noHub := &NoHubConfigMapError{Namespace: "datasance"}
 	if got := noHub.Error(); got != "ConfigMap iofog-router not found in namespace datasance: the hub router's config must exist" {
-		t.Errorf("ErrNoHubConfigMap = %q", got)
+		t.Errorf("NoHubConfigMapError = %q", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,7 +33,7 @@ func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 func (t *Tx) GetAgent(ctx context.Context, nameOrUUID string) (inventory.Agent, error) {
 	var a inventory.Agent
 	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE name = ?`, nameOrUUID)
-	if err == ErrNotFound {
+	if errors.Is(err, ErrNotFound) {
 		err = t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE uuid = ?`, nameOrUUID)
 	}
 	if err != nil {

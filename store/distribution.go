@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -20,7 +21,7 @@ import (
 func (t *Tx) changeSeq(ctx context.Context, agentUUID string) (int64, error) {
 	var seq int64
 	err := t.get(ctx, &seq, `SELECT last_updated FROM agent_changes WHERE agent_uuid = ?`, agentUUID)
-	if err == ErrNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
 	return seq, err

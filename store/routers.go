@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -62,7 +63,7 @@ type Changes struct {
 func (t *Tx) AgentChanges(ctx context.Context, agentUUID string) (Changes, error) {
 	var c Changes
 	err := t.get(ctx, &c, `SELECT microservice_config, last_updated, acknowledged FROM agent_changes WHERE agent_uuid = ?`, agentUUID)
-	if err == ErrNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return Changes{}, nil
 	}
 	return c, err

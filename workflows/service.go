@@ -180,7 +180,7 @@ func (l localSteps) Queue(agents []string) error { return fanout(l.ctx, agents) 
 var quickRetries = &temporal.RetryPolicy{
 	InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
 	MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
-	NonRetryableErrorTypes: []string{activities.ErrInvalid, activities.ErrNoIngress},
+	NonRetryableErrorTypes: []string{activities.TypeInvalidPlacement, activities.TypeNoIngress},
 }
 
 // fanout queues the agents whose listeners may change, in chunks, one
@@ -289,7 +289,7 @@ func AgentBatchWorkflow(ctx workflow.Context, in AgentBatchInput) (activities.Ag
 	workflow.SetCurrentDetails(ctx, batchSummary(b))
 	if len(b.Failed) > 0 {
 		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried in a few seconds: %s",
-			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), activities.ErrRouterWrite)
+			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), activities.TypeRouterWriteFailed)
 	}
 	return b, nil
 }

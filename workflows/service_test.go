@@ -59,7 +59,7 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 		return "", nil
 	})
 	// Temporal retries the whole pass: it fails once more, then succeeds.
-	retryErr := temporal.NewApplicationError("write router config: database is down", activities.ErrRouterWrite)
+	retryErr := temporal.NewApplicationError("write router config: database is down", activities.TypeRouterWriteFailed)
 	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{}, retryErr).Once()
 	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{Planned: true, Exists: true}, nil).Once()
 	var statuses []string
