@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -80,17 +80,17 @@ func (s *Server) getAgentChanges(c *gin.Context) {
 // up to the lastUpdated it read; a newer change keeps its flag up.
 func (s *Server) ackAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	obj, ok := jsonDocument(c, service.ReadJSONObject)
+	obj, ok := jsonDocument(c, document.ReadJSONObject)
 	if !ok {
 		return
 	}
-	last, err := jsonField[int64](obj, "lastUpdated", "integer")
+	last, err := document.JSONField[int64](obj, "lastUpdated", "integer")
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	if last == nil {
-		fail(c, badRequest("Required field 'lastUpdated' is missing"))
+		fail(c, document.Missing("lastUpdated"))
 		return
 	}
 	if *last < 0 {

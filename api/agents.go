@@ -1,12 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,8 +15,8 @@ import (
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -530,77 +528,38 @@ func (in agentInput) apply(base inventory.Agent) inventory.Agent {
 // agentFields are the keys an agent JSON document may carry: what the
 // decoder reads, plus createdAt and updatedAt, which GET answers (accepted
 // and ignored, so a GET answer can be sent back).
-var agentFields = service.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
+var agentFields = document.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
 	"defaultRouter", "createdAt", "updatedAt")
 
 // decodeAgentJSON reads the fields of an agent; other keys are refused.
 func decodeAgentJSON(body []byte) (agentInput, error) {
-	obj, err := strictJSONObject(body, agentFields)
+	obj, err := document.ReadJSONFields(body, agentFields)
 	if err != nil {
 		return agentInput{}, err
 	}
 	var in agentInput
-	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Host, err = jsonField[string](obj, "host", "string"); err != nil {
+	if in.Host, err = document.JSONField[string](obj, "host", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.RouterMode, err = jsonField[string](obj, "routerMode", "string"); err != nil {
+	if in.RouterMode, err = document.JSONField[string](obj, "routerMode", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Tags, err = jsonField[[]string](obj, "tags", "array of strings"); err != nil {
+	if in.Tags, err = document.JSONField[[]string](obj, "tags", "array of strings"); err != nil {
 		return agentInput{}, err
 	}
-	if in.UpstreamRouters, err = jsonField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
+	if in.UpstreamRouters, err = document.JSONField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
 		return agentInput{}, err
 	}
-	if in.DefaultRouter, err = jsonField[bool](obj, "defaultRouter", "boolean"); err != nil {
+	if in.DefaultRouter, err = document.JSONField[bool](obj, "defaultRouter", "boolean"); err != nil {
 		return agentInput{}, err
 	}
 	return in, nil
-}
-
-// strictJSONObject reads a body with service.ReadJSONObject and refuses
-// keys outside known, naming them (sorted, for a stable message).
-func strictJSONObject(body []byte, known service.FieldSet) (map[string]json.RawMessage, error) {
-	obj, err := service.ReadJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return obj, known.Check("", keys, "")
-}
-
-// jsonField decodes obj[key]: absent is nil, and null or another JSON type
-// is a type error (null does not mean "unset" here).
-func jsonField[T any](obj map[string]json.RawMessage, key, typ string) (*T, error) {
-	raw, ok := obj[key]
-	if !ok {
-		return nil, nil
-	}
-	var v T
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &v) != nil {
-		return nil, badRequest("Field '%s' is not of a type(s) %s", key, typ)
-	}
-	var err error
-	switch text := any(v).(type) {
-	case string:
-		err = inventory.CheckText(key, text)
-	case []string:
-		err = inventory.CheckTextList(key, text)
-	}
-	if err != nil {
-		return nil, badRequest("%s", err.Error())
-	}
-	return &v, nil
 }
 
 // Agent YAML kinds: AgentConfig is what iofogctl/potctl write for an
@@ -609,85 +568,59 @@ var agentKinds = []string{"Agent", "AgentConfig"}
 
 // Keys of an agent YAML document below the top level.
 var (
-	agentMetadataFields = service.NewFieldSet("name", "tags")
-	agentSpecFields     = service.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
+	agentMetadataFields = document.NewFieldSet("name", "tags")
+	agentSpecFields     = document.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
 )
 
-// decodeAgentYAML reads one kind: Agent or AgentConfig document with
-// service's YAML reader (budgets, duplicated, merge and unknown keys). The
+// decodeAgentYAML reads one kind: Agent or AgentConfig document. The
 // document is the whole desired agent, so absent metadata.tags and
 // spec.upstreamRouters are empty lists (never nil).
-func decodeAgentYAML(body []byte) (in agentInput, err error) {
-	// Reading scalars calls into yaml.v3: a panic there must be a 400,
-	// not a dropped request.
-	defer func() {
-		if r := recover(); r != nil {
-			in, err = agentInput{}, badRequest("Error parsing YAML: %v", r)
-		}
-	}()
-	root, err := service.ParseYAML(body)
-	if err != nil {
-		return agentInput{}, err
-	}
-	kind := service.YAMLValue(root, "kind")
-	if service.IsNullYAML(kind) || (kind.Kind == yaml.ScalarNode && kind.Value == "") {
-		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
-	}
-	if kind.Kind != yaml.ScalarNode || kind.ShortTag() != "!!str" || !slices.Contains(agentKinds, kind.Value) {
-		v := kind.Value
-		if kind.Kind != yaml.ScalarNode {
-			v = "(not a scalar)"
-		}
-		return agentInput{}, badRequest("Invalid kind %s", v)
-	}
-	if err := service.CheckYAMLFields(root, "", service.YAMLTopFields); err != nil {
-		return agentInput{}, err
-	}
-	metadata := service.YAMLValue(root, "metadata")
-	if service.IsNullYAML(metadata) {
+func decodeAgentYAML(body []byte) (agentInput, error) {
+	return document.ReadYAML(body, agentKinds, readAgentYAML)
+}
+
+func readAgentYAML(root *yaml.Node) (in agentInput, err error) {
+	metadata := document.YAMLValue(root, "metadata")
+	if document.IsNullYAML(metadata) {
 		return agentInput{}, badRequest("Invalid YAML format: missing metadata")
 	}
 	if metadata.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: metadata must be a mapping")
 	}
 	// An absent spec is an agent with every default (an edge router).
-	spec := service.YAMLValue(root, "spec")
-	if service.IsNullYAML(spec) {
+	spec := document.YAMLValue(root, "spec")
+	if document.IsNullYAML(spec) {
 		spec = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	if spec.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: spec must be a mapping")
 	}
-	if err := service.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
+	if err := document.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
 		return agentInput{}, err
 	}
-	if err := service.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
+	if err := document.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
 		return agentInput{}, err
 	}
-	if in.Name, err = service.YAMLString(service.YAMLValue(metadata, "name"), "name"); err != nil {
+	if in.Name, err = document.YAMLString(document.YAMLValue(metadata, "name"), "name"); err != nil {
 		return agentInput{}, err
 	}
 	if in.Name == nil {
-		return agentInput{}, badRequest("Required field 'name' is missing")
+		return agentInput{}, document.Missing("name")
 	}
-	if in.Tags, err = service.YAMLStringList(service.YAMLValue(metadata, "tags"), "tags"); err != nil {
+	if in.Tags, err = document.YAMLStringList(document.YAMLValue(metadata, "tags"), "tags"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Host, err = service.YAMLString(service.YAMLValue(spec, "host"), "host"); err != nil {
+	if in.Host, err = document.YAMLString(document.YAMLValue(spec, "host"), "host"); err != nil {
 		return agentInput{}, err
 	}
-	if in.RouterMode, err = service.YAMLString(service.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
+	if in.RouterMode, err = document.YAMLString(document.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
 		return agentInput{}, err
 	}
-	if in.UpstreamRouters, err = service.YAMLStringList(service.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
+	if in.UpstreamRouters, err = document.YAMLStringList(document.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
 		return agentInput{}, err
 	}
-	if n := service.YAMLValue(spec, "defaultRouter"); n != nil {
-		var b bool
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-			return agentInput{}, badRequest("Field 'defaultRouter' is not of a type(s) boolean")
-		}
-		in.DefaultRouter = &b
+	if in.DefaultRouter, err = document.YAMLBool(document.YAMLValue(spec, "defaultRouter"), "defaultRouter"); err != nil {
+		return agentInput{}, err
 	}
 	return in, nil
 }

@@ -231,16 +231,16 @@ func fail(c *gin.Context, err error) {
 // jsonDocument reads a JSON body and decodes it with parse; when either
 // fails it has answered the error and reports false.
 func jsonDocument[T any](c *gin.Context, parse func([]byte) (T, error)) (T, bool) {
-	return document(c, func() ([]byte, error) { return readBody(c, "application/json") }, parse)
+	return readDocument(c, func() ([]byte, error) { return readBody(c, "application/json") }, parse)
 }
 
 // yamlUpload reads the YAML file of a multipart field and decodes it with
 // parse, as jsonDocument does.
 func yamlUpload[T any](c *gin.Context, field string, parse func([]byte) (T, error)) (T, bool) {
-	return document(c, func() ([]byte, error) { return readUpload(c, field) }, parse)
+	return readDocument(c, func() ([]byte, error) { return readUpload(c, field) }, parse)
 }
 
-func document[T any](c *gin.Context, read func() ([]byte, error), parse func([]byte) (T, error)) (T, bool) {
+func readDocument[T any](c *gin.Context, read func() ([]byte, error), parse func([]byte) (T, error)) (T, bool) {
 	body, err := read()
 	var v T
 	if err == nil {

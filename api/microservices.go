@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -67,28 +67,28 @@ type msInput struct {
 
 // microserviceFields are the keys a microservice JSON document may carry:
 // what the decoder reads, plus what GET answers (accepted and ignored).
-var microserviceFields = service.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
+var microserviceFields = document.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
 	"createdAt", "updatedAt")
 
 func decodeMicroserviceJSON(body []byte) (msInput, error) {
-	obj, err := strictJSONObject(body, microserviceFields)
+	obj, err := document.ReadJSONFields(body, microserviceFields)
 	if err != nil {
 		return msInput{}, err
 	}
 	var in msInput
-	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Application, err = jsonField[string](obj, "application", "string"); err != nil {
+	if in.Application, err = document.JSONField[string](obj, "application", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Agent, err = jsonField[string](obj, "agent", "string"); err != nil {
+	if in.Agent, err = document.JSONField[string](obj, "agent", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.HostNetworkMode, err = jsonField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
+	if in.HostNetworkMode, err = document.JSONField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
 		return msInput{}, err
 	}
 	return in, nil
@@ -174,7 +174,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		return
 	}
 	if in.Agent == nil {
-		fail(c, badRequest("Required field 'agent' is missing"))
+		fail(c, document.Missing("agent"))
 		return
 	}
 	ctx := c.Request.Context()
