@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -86,17 +85,15 @@ func (s *Server) createAgent(c *gin.Context) {
 // createAgentFrom validates and stores a new agent with a fresh credential,
 // answering 201 with both.
 func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
-	a := in.apply(inventory.Agent{RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+	id := uuid.NewString()
 	if in.UUID != nil {
-		id, err := parseAgentUUID(*in.UUID)
-		if err != nil {
-			fail(c, err)
+		var err error
+		if id, err = inventory.ParseAgentUUID(*in.UUID); err != nil {
+			fail(c, badRequest("%s", err.Error()))
 			return
 		}
-		a.UUID = id
-	} else {
-		a.UUID = uuid.NewString()
 	}
+	a := in.apply(inventory.NewAgent(id))
 	if err := validateAgent(a); err != nil {
 		fail(c, err)
 		return
@@ -193,7 +190,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		exists = true
 		// The YAML is the whole desired document: absent fields take
 		// their defaults, not their stored values.
-		a = in.apply(inventory.Agent{UUID: old.UUID, RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+		a = in.apply(inventory.NewAgent(old.UUID))
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
@@ -230,12 +227,9 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 }
 
 // dependentServices names the services to reconcile after an agent
-// changed from old to a: a change of router mode, host, hub role or
-// upstream routers moves, reshapes or invalidates their objects
-// (connector host, hub endpoint, placement, the bridge's reach).
+// changed from old to a (see inventory.RoutingChanged).
 func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
-	if old.RouterMode == a.RouterMode && old.Host == a.Host && old.DefaultRouter == a.DefaultRouter &&
-		slices.Equal(old.UpstreamRouters, a.UpstreamRouters) {
+	if !inventory.RoutingChanged(old, a) {
 		return nil, nil
 	}
 	return tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)
@@ -251,30 +245,12 @@ func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
 	}
 }
 
-// validateAgent is inventory.ValidateAgent plus the API's own rule: a name
-// may not look like a uuid, because GET /agents/{nameOrUuid} (and every
-// reference by name or uuid) would then be ambiguous.
+// validateAgent is inventory.ValidateAgent as a client error.
 func validateAgent(a inventory.Agent) error {
 	if err := inventory.ValidateAgent(a); err != nil {
 		return badRequest("%s", err.Error())
 	}
-	if isCanonicalUUID(a.Name) {
-		return badRequest("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
-	}
 	return nil
-}
-
-func isCanonicalUUID(s string) bool {
-	_, err := uuid.Parse(s)
-	return err == nil && len(s) == 36
-}
-
-func parseAgentUUID(s string) (string, error) {
-	id, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
-		return "", badRequest("Invalid format for field 'uuid': %q is not a uuid", s)
-	}
-	return id.String(), nil
 }
 
 // checkAgentRefs checks, in the transaction that writes a, what depends on
@@ -295,43 +271,31 @@ func checkAgentRefs(ctx context.Context, tx *store.Tx, a *inventory.Agent, old *
 			return err
 		}
 	}
-	ups := make([]string, 0, len(a.UpstreamRouters))
+	ups := make([]inventory.Upstream, 0, len(a.UpstreamRouters))
 	for _, ref := range a.UpstreamRouters {
-		if ref == a.Name || ref == a.UUID {
-			return badRequest("Agent %s cannot be its own upstream router", a.Name)
-		}
 		up, err := tx.GetAgent(ctx, ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return badRequest("Invalid upstream router '%s': no such agent", ref)
-		} else if err != nil {
+		switch {
+		case err == nil:
+			ups = append(ups, inventory.Upstream{Ref: ref, Agent: &up})
+		case errors.Is(err, store.ErrNotFound):
+			ups = append(ups, inventory.Upstream{Ref: ref})
+		default:
 			return err
 		}
-		if up.UUID == a.UUID {
-			return badRequest("Agent %s cannot be its own upstream router", a.Name)
-		}
-		if up.RouterMode != inventory.RouterInterior {
-			return badRequest("Invalid upstream router '%s': agent %s has routerMode %s, and only interior routers accept connections", ref, up.Name, up.RouterMode)
-		}
-		if slices.Contains(ups, up.UUID) {
-			return badRequest("Upstream router '%s' is listed twice", ref)
-		}
-		ups = append(ups, up.UUID)
 	}
-	a.UpstreamRouters = ups
-	if old != nil && old.RouterMode == inventory.RouterInterior && a.RouterMode != inventory.RouterInterior {
+	resolved, err := inventory.ResolveUpstreams(*a, ups)
+	if err != nil {
+		return badRequest("%s", err.Error())
+	}
+	a.UpstreamRouters = resolved
+	if old != nil && inventory.AcceptsRouters(*old) && !inventory.AcceptsRouters(*a) {
 		// Their routers would keep dialling a router that no longer
 		// listens for them.
 		all, err := tx.ListAgents(ctx)
 		if err != nil {
 			return err
 		}
-		var users []string
-		for _, o := range all {
-			if slices.Contains(o.UpstreamRouters, a.UUID) {
-				users = append(users, o.Name)
-			}
-		}
-		if len(users) > 0 {
+		if users := inventory.UpstreamUsers(*a, all); len(users) > 0 {
 			return inUse("Agent %s must keep routerMode interior: agents %s use it as upstream router", old.Name, strings.Join(users, ", "))
 		}
 	}

@@ -159,15 +159,9 @@ func (s *Server) createMicroservice(c *gin.Context) {
 	if !ok {
 		return
 	}
-	m := in.apply(inventory.Microservice{})
+	m := in.apply(inventory.Microservice{UUID: uuid.NewString()})
 	if in.UUID != nil {
 		m.UUID = *in.UUID
-		if m.UUID == "" {
-			fail(c, badRequest("Invalid format for field 'uuid': empty"))
-			return
-		}
-	} else {
-		m.UUID = uuid.NewString()
 	}
 	if err := inventory.ValidateMicroservice(m); err != nil {
 		fail(c, badRequest("%s", err.Error()))
@@ -240,10 +234,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		fail(c, msWriteError(err, m))
 		return
 	}
-	// The agent decides which router gets the connectors; host network,
-	// application and name decide the connector host ({app}.{name}).
-	if m.AgentUUID != old.AgentUUID || m.HostNetworkMode != old.HostNetworkMode ||
-		m.Application != old.Application || m.Name != old.Name {
+	if inventory.MicroserviceRoutingChanged(old, m) {
 		rctx := reconcileCtx(c)
 		for _, svc := range services {
 			s.afterCommit(c, "service "+svc, s.Reconciler.ServiceChanged(rctx, svc))
