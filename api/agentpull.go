@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -38,11 +39,8 @@ func (s *Server) authAgent(c *gin.Context) {
 		fail(c, unauthenticated("Missing agent credential: send 'Authorization: Bearer <agent token>'"))
 		return
 	}
-	var a inventory.Agent
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		a, err = tx.AgentByTokenHash(c.Request.Context(), hashToken(token))
-		return err
+	a, err := txValue(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
+		return tx.AgentByTokenHash(ctx, hashToken(token))
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
@@ -63,17 +61,12 @@ func callingAgent(c *gin.Context) inventory.Agent {
 
 func (s *Server) getAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	var ch store.Changes
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		ch, err = tx.AgentChanges(c.Request.Context(), a.UUID)
-		return err
+	ch, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (store.Changes, error) {
+		return tx.AgentChanges(ctx, a.UUID)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, ch)
 	}
-	c.JSON(http.StatusOK, ch)
 }
 
 // ackAgentChanges clears the flags of the changes the agent has applied,
@@ -109,15 +102,10 @@ func (s *Server) ackAgentChanges(c *gin.Context) {
 
 func (s *Server) getOwnRouter(c *gin.Context) {
 	a := callingAgent(c)
-	var cfg []byte
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		cfg, err = routerConfig(c.Request.Context(), tx, a, a.Name)
-		return err
+	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
+		return routerConfig(ctx, tx, a, a.Name)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
 }

@@ -41,28 +41,18 @@ type agentWithToken struct {
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) (agents []inventory.Agent, err error) {
-		err = s.inTx(c, func(tx *store.Tx) error {
-			agents, err = tx.ListAgents(c.Request.Context())
-			return err
-		})
-		return agents, err
+	serveList(s, c, func(c *gin.Context) ([]inventory.Agent, error) {
+		return txValue(s, c, (*store.Tx).ListAgents)
 	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
 }
 
 func (s *Server) getAgent(c *gin.Context) {
-	ref := c.Param("agent")
-	var a inventory.Agent
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		a, err = findAgent(c.Request.Context(), tx, ref)
-		return err
+	a, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
+		return findAgent(ctx, tx, c.Param("agent"))
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, a)
 	}
-	c.JSON(http.StatusOK, a)
 }
 
 // findAgent is tx.GetAgent with the API's 404.
@@ -321,12 +311,7 @@ func (s *Server) agentWriteError(c *gin.Context, err error, a inventory.Agent) e
 		return conflict("Agent with uuid %s already exists", a.UUID)
 	case store.IsConflict(err, store.AgentDefaultRouterKey):
 		// Name the winner, read after our transaction rolled back.
-		var cur inventory.Agent
-		if s.inTx(c, func(tx *store.Tx) error {
-			var err error
-			cur, err = tx.DefaultRouter(c.Request.Context())
-			return err
-		}) == nil {
+		if cur, err := txValue(s, c, (*store.Tx).DefaultRouter); err == nil {
 			return defaultRouterTaken(cur.Name)
 		}
 		return conflict("Another agent is already the default router; only one agent can be the default router")
@@ -372,21 +357,16 @@ func (s *Server) deleteAgent(c *gin.Context) {
 
 func (s *Server) getAgentRouter(c *gin.Context) {
 	ref := c.Param("agent")
-	ctx := c.Request.Context()
-	var cfg []byte
-	err := s.inTx(c, func(tx *store.Tx) error {
+	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
 		a, err := findAgent(ctx, tx, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cfg, err = routerConfig(ctx, tx, a, ref)
-		return err
+		return routerConfig(ctx, tx, a, ref)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", cfg)
 }
 
 // routerConfig returns a's stored router document as is; ref names the

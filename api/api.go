@@ -345,6 +345,30 @@ func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
 	return err
 }
 
+// txValue runs fn in a store transaction (see inTx) and returns what it
+// read. fn takes its arguments in the order of a *store.Tx method's, so
+// that a method expression ((*store.Tx).ListAgents) serves as is.
+func txValue[T any](s *Server, c *gin.Context, fn func(*store.Tx, context.Context) (T, error)) (T, error) {
+	var v T
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		v, err = fn(tx, c.Request.Context())
+		return err
+	})
+	return v, err
+}
+
+// read is txValue for a handler: when fn fails it has answered the error
+// and reports false.
+func read[T any](s *Server, c *gin.Context, fn func(*store.Tx, context.Context) (T, error)) (T, bool) {
+	v, err := txValue(s, c, fn)
+	if err != nil {
+		fail(c, err)
+		return v, false
+	}
+	return v, true
+}
+
 // afterCommit runs the reconcile trigger; a failure is logged, not
 // returned: the change is stored and the worker's resync will converge it.
 func (s *Server) afterCommit(c *gin.Context, what string, err error) {

@@ -23,12 +23,8 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) listMicroservices(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) (ms []inventory.Microservice, err error) {
-		err = s.inTx(c, func(tx *store.Tx) error {
-			ms, err = tx.ListMicroservices(c.Request.Context())
-			return err
-		})
-		return ms, err
+	serveList(s, c, func(c *gin.Context) ([]inventory.Microservice, error) {
+		return txValue(s, c, (*store.Tx).ListMicroservices)
 	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
 }
 
@@ -42,17 +38,12 @@ func findMicroservice(ctx context.Context, tx *store.Tx, id string) (inventory.M
 }
 
 func (s *Server) getMicroservice(c *gin.Context) {
-	var m inventory.Microservice
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		m, err = findMicroservice(c.Request.Context(), tx, c.Param("uuid"))
-		return err
+	m, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Microservice, error) {
+		return findMicroservice(ctx, tx, c.Param("uuid"))
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, m)
 	}
-	c.JSON(http.StatusOK, m)
 }
 
 // msInput is a microservice as a client sent it: nil fields were absent.
