@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/auth"
 	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
@@ -40,7 +41,7 @@ func (s *Server) authAgent(c *gin.Context) {
 		return
 	}
 	a, err := txValue(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
-		return tx.AgentByTokenHash(ctx, hashToken(token))
+		return tx.AgentByTokenHash(ctx, auth.HashAgentToken(token))
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)

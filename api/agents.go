@@ -2,11 +2,7 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -14,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
+	"svcbridge/auth"
 	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
@@ -88,7 +85,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		fail(c, err)
 		return
 	}
-	token, hash, err := newAgentToken()
+	token, hash, err := auth.NewAgentToken()
 	if err != nil {
 		fail(c, err)
 		return
@@ -387,7 +384,7 @@ func routerConfig(ctx context.Context, tx *store.Tx, a inventory.Agent, ref stri
 func (s *Server) rotateAgentToken(c *gin.Context) {
 	ref := c.Param("agent")
 	ctx := c.Request.Context()
-	token, hash, err := newAgentToken()
+	token, hash, err := auth.NewAgentToken()
 	if err != nil {
 		fail(c, err)
 		return
@@ -404,23 +401,6 @@ func (s *Server) rotateAgentToken(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"uuid": a.UUID, "name": a.Name, "token": token})
-}
-
-// newAgentToken returns a credential (32 random bytes, hex) and the hash
-// that is stored.
-func newAgentToken() (token, hash string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", fmt.Errorf("generate agent token: %w", err)
-	}
-	token = hex.EncodeToString(b)
-	return token, hashToken(token), nil
-}
-
-// hashToken is what the store keeps of a credential: SHA-256, hex.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
 }
 
 // reconcileCtx detaches the reconcile trigger from the request: the change
