@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,8 +10,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"svcbridge/auth"
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -40,11 +42,8 @@ func (s *Server) authAgent(c *gin.Context) {
 		fail(c, unauthenticated("Missing agent credential: send 'Authorization: Bearer <agent token>'"))
 		return
 	}
-	var a inventory.Agent
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		a, err = tx.AgentByTokenHash(c.Request.Context(), hashToken(token))
-		return err
+	a, err := txValue(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
+		return tx.AgentByTokenHash(ctx, auth.HashAgentToken(token))
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
@@ -65,34 +64,29 @@ func callingAgent(c *gin.Context) inventory.Agent {
 
 func (s *Server) getAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	var ch store.Changes
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		ch, err = tx.AgentChanges(c.Request.Context(), a.UUID)
-		return err
+	ch, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (store.Changes, error) {
+		return tx.AgentChanges(ctx, a.UUID)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, ch)
 	}
-	c.JSON(http.StatusOK, ch)
 }
 
 // ackAgentChanges clears the flags of the changes the agent has applied,
 // up to the lastUpdated it read; a newer change keeps its flag up.
 func (s *Server) ackAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	obj, ok := jsonDocument(c, service.ReadJSONObject)
+	obj, ok := jsonDocument(c, document.ReadJSONObject)
 	if !ok {
 		return
 	}
-	last, err := jsonField[int64](obj, "lastUpdated", "integer")
+	last, err := document.JSONField[int64](obj, "lastUpdated", "integer")
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	if last == nil {
-		fail(c, badRequest("Required field 'lastUpdated' is missing"))
+		fail(c, document.Missing("lastUpdated"))
 		return
 	}
 	if *last < 0 {
@@ -111,17 +105,12 @@ func (s *Server) ackAgentChanges(c *gin.Context) {
 
 func (s *Server) getOwnRouter(c *gin.Context) {
 	a := callingAgent(c)
-	var cfg []byte
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		cfg, err = routerConfig(c.Request.Context(), tx, a, a.Name)
-		return err
+	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
+		return routerConfig(ctx, tx, a, a.Name)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		serveRouterDoc(c, cfg)
 	}
-	serveRouterDoc(c, cfg)
 }
 
 // serveRouterDoc answers a router document with an ETag of its content, or

@@ -1,24 +1,18 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
+	"svcbridge/auth"
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -44,28 +38,18 @@ type agentWithToken struct {
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) (agents []inventory.Agent, err error) {
-		err = s.inTx(c, func(tx *store.Tx) error {
-			agents, err = tx.ListAgents(c.Request.Context())
-			return err
-		})
-		return agents, err
+	serveList(s, c, func(c *gin.Context) ([]inventory.Agent, error) {
+		return txValue(s, c, (*store.Tx).ListAgents)
 	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
 }
 
 func (s *Server) getAgent(c *gin.Context) {
-	ref := c.Param("agent")
-	var a inventory.Agent
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		a, err = findAgent(c.Request.Context(), tx, ref)
-		return err
+	a, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
+		return findAgent(ctx, tx, c.Param("agent"))
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, a)
 	}
-	c.JSON(http.StatusOK, a)
 }
 
 // findAgent is tx.GetAgent with the API's 404.
@@ -88,22 +72,20 @@ func (s *Server) createAgent(c *gin.Context) {
 // createAgentFrom validates and stores a new agent with a fresh credential,
 // answering 201 with both.
 func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
-	a := in.apply(inventory.Agent{RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+	id := uuid.NewString()
 	if in.UUID != nil {
-		id, err := parseAgentUUID(*in.UUID)
-		if err != nil {
-			fail(c, err)
+		var err error
+		if id, err = inventory.ParseAgentUUID(*in.UUID); err != nil {
+			fail(c, badRequest("%s", err.Error()))
 			return
 		}
-		a.UUID = id
-	} else {
-		a.UUID = uuid.NewString()
 	}
+	a := in.apply(inventory.NewAgent(id))
 	if err := validateAgent(a); err != nil {
 		fail(c, err)
 		return
 	}
-	token, hash, err := newAgentToken()
+	token, hash, err := auth.NewAgentToken()
 	if err != nil {
 		fail(c, err)
 		return
@@ -195,7 +177,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		exists = true
 		// The YAML is the whole desired document: absent fields take
 		// their defaults, not their stored values.
-		a = in.apply(inventory.Agent{UUID: old.UUID, RouterMode: inventory.RouterEdge, Tags: []string{}, UpstreamRouters: []string{}})
+		a = in.apply(inventory.NewAgent(old.UUID))
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
@@ -232,12 +214,9 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 }
 
 // dependentServices names the services to reconcile after an agent
-// changed from old to a: a change of router mode, host, hub role or
-// upstream routers moves, reshapes or invalidates their objects
-// (connector host, hub endpoint, placement, the bridge's reach).
+// changed from old to a (see inventory.RoutingChanged).
 func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
-	if old.RouterMode == a.RouterMode && old.Host == a.Host && old.DefaultRouter == a.DefaultRouter &&
-		slices.Equal(old.UpstreamRouters, a.UpstreamRouters) {
+	if !inventory.RoutingChanged(old, a) {
 		return nil, nil
 	}
 	return tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)
@@ -253,30 +232,12 @@ func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
 	}
 }
 
-// validateAgent is inventory.ValidateAgent plus the API's own rule: a name
-// may not look like a uuid, because GET /agents/{nameOrUuid} (and every
-// reference by name or uuid) would then be ambiguous.
+// validateAgent is inventory.ValidateAgent as a client error.
 func validateAgent(a inventory.Agent) error {
 	if err := inventory.ValidateAgent(a); err != nil {
 		return badRequest("%s", err.Error())
 	}
-	if isCanonicalUUID(a.Name) {
-		return badRequest("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
-	}
 	return nil
-}
-
-func isCanonicalUUID(s string) bool {
-	_, err := uuid.Parse(s)
-	return err == nil && len(s) == 36
-}
-
-func parseAgentUUID(s string) (string, error) {
-	id, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
-		return "", badRequest("Invalid format for field 'uuid': %q is not a uuid", s)
-	}
-	return id.String(), nil
 }
 
 // checkAgentRefs checks, in the transaction that writes a, what depends on
@@ -297,43 +258,31 @@ func checkAgentRefs(ctx context.Context, tx *store.Tx, a *inventory.Agent, old *
 			return err
 		}
 	}
-	ups := make([]string, 0, len(a.UpstreamRouters))
+	ups := make([]inventory.Upstream, 0, len(a.UpstreamRouters))
 	for _, ref := range a.UpstreamRouters {
-		if ref == a.Name || ref == a.UUID {
-			return badRequest("Agent %s cannot be its own upstream router", a.Name)
-		}
 		up, err := tx.GetAgent(ctx, ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return badRequest("Invalid upstream router '%s': no such agent", ref)
-		} else if err != nil {
+		switch {
+		case err == nil:
+			ups = append(ups, inventory.Upstream{Ref: ref, Agent: &up})
+		case errors.Is(err, store.ErrNotFound):
+			ups = append(ups, inventory.Upstream{Ref: ref})
+		default:
 			return err
 		}
-		if up.UUID == a.UUID {
-			return badRequest("Agent %s cannot be its own upstream router", a.Name)
-		}
-		if up.RouterMode != inventory.RouterInterior {
-			return badRequest("Invalid upstream router '%s': agent %s has routerMode %s, and only interior routers accept connections", ref, up.Name, up.RouterMode)
-		}
-		if slices.Contains(ups, up.UUID) {
-			return badRequest("Upstream router '%s' is listed twice", ref)
-		}
-		ups = append(ups, up.UUID)
 	}
-	a.UpstreamRouters = ups
-	if old != nil && old.RouterMode == inventory.RouterInterior && a.RouterMode != inventory.RouterInterior {
+	resolved, err := inventory.ResolveUpstreams(*a, ups)
+	if err != nil {
+		return badRequest("%s", err.Error())
+	}
+	a.UpstreamRouters = resolved
+	if old != nil && inventory.AcceptsRouters(*old) && !inventory.AcceptsRouters(*a) {
 		// Their routers would keep dialling a router that no longer
 		// listens for them.
 		all, err := tx.ListAgents(ctx)
 		if err != nil {
 			return err
 		}
-		var users []string
-		for _, o := range all {
-			if slices.Contains(o.UpstreamRouters, a.UUID) {
-				users = append(users, o.Name)
-			}
-		}
-		if len(users) > 0 {
+		if users := inventory.UpstreamUsers(*a, all); len(users) > 0 {
 			return inUse("Agent %s must keep routerMode interior: agents %s use it as upstream router", old.Name, strings.Join(users, ", "))
 		}
 	}
@@ -359,12 +308,7 @@ func (s *Server) agentWriteError(c *gin.Context, err error, a inventory.Agent) e
 		return conflict("Agent with uuid %s already exists", a.UUID)
 	case store.IsConflict(err, store.AgentDefaultRouterKey):
 		// Name the winner, read after our transaction rolled back.
-		var cur inventory.Agent
-		if s.inTx(c, func(tx *store.Tx) error {
-			var err error
-			cur, err = tx.DefaultRouter(c.Request.Context())
-			return err
-		}) == nil {
+		if cur, err := txValue(s, c, (*store.Tx).DefaultRouter); err == nil {
 			return defaultRouterTaken(cur.Name)
 		}
 		return conflict("Another agent is already the default router; only one agent can be the default router")
@@ -410,21 +354,16 @@ func (s *Server) deleteAgent(c *gin.Context) {
 
 func (s *Server) getAgentRouter(c *gin.Context) {
 	ref := c.Param("agent")
-	ctx := c.Request.Context()
-	var cfg []byte
-	err := s.inTx(c, func(tx *store.Tx) error {
+	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
 		a, err := findAgent(ctx, tx, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cfg, err = routerConfig(ctx, tx, a, ref)
-		return err
+		return routerConfig(ctx, tx, a, ref)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		serveRouterDoc(c, cfg)
 	}
-	serveRouterDoc(c, cfg)
 }
 
 // routerConfig returns a's stored router document as is; ref names the
@@ -445,7 +384,7 @@ func routerConfig(ctx context.Context, tx *store.Tx, a inventory.Agent, ref stri
 func (s *Server) rotateAgentToken(c *gin.Context) {
 	ref := c.Param("agent")
 	ctx := c.Request.Context()
-	token, hash, err := newAgentToken()
+	token, hash, err := auth.NewAgentToken()
 	if err != nil {
 		fail(c, err)
 		return
@@ -462,23 +401,6 @@ func (s *Server) rotateAgentToken(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"uuid": a.UUID, "name": a.Name, "token": token})
-}
-
-// newAgentToken returns a credential (32 random bytes, hex) and the hash
-// that is stored.
-func newAgentToken() (token, hash string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", fmt.Errorf("generate agent token: %w", err)
-	}
-	token = hex.EncodeToString(b)
-	return token, hashToken(token), nil
-}
-
-// hashToken is what the store keeps of a credential: SHA-256, hex.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
 }
 
 // reconcileCtx detaches the reconcile trigger from the request: the change
@@ -530,77 +452,38 @@ func (in agentInput) apply(base inventory.Agent) inventory.Agent {
 // agentFields are the keys an agent JSON document may carry: what the
 // decoder reads, plus createdAt and updatedAt, which GET answers (accepted
 // and ignored, so a GET answer can be sent back).
-var agentFields = service.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
+var agentFields = document.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
 	"defaultRouter", "createdAt", "updatedAt")
 
 // decodeAgentJSON reads the fields of an agent; other keys are refused.
 func decodeAgentJSON(body []byte) (agentInput, error) {
-	obj, err := strictJSONObject(body, agentFields)
+	obj, err := document.ReadJSONFields(body, agentFields)
 	if err != nil {
 		return agentInput{}, err
 	}
 	var in agentInput
-	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Host, err = jsonField[string](obj, "host", "string"); err != nil {
+	if in.Host, err = document.JSONField[string](obj, "host", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.RouterMode, err = jsonField[string](obj, "routerMode", "string"); err != nil {
+	if in.RouterMode, err = document.JSONField[string](obj, "routerMode", "string"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Tags, err = jsonField[[]string](obj, "tags", "array of strings"); err != nil {
+	if in.Tags, err = document.JSONField[[]string](obj, "tags", "array of strings"); err != nil {
 		return agentInput{}, err
 	}
-	if in.UpstreamRouters, err = jsonField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
+	if in.UpstreamRouters, err = document.JSONField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
 		return agentInput{}, err
 	}
-	if in.DefaultRouter, err = jsonField[bool](obj, "defaultRouter", "boolean"); err != nil {
+	if in.DefaultRouter, err = document.JSONField[bool](obj, "defaultRouter", "boolean"); err != nil {
 		return agentInput{}, err
 	}
 	return in, nil
-}
-
-// strictJSONObject reads a body with service.ReadJSONObject and refuses
-// keys outside known, naming them (sorted, for a stable message).
-func strictJSONObject(body []byte, known service.FieldSet) (map[string]json.RawMessage, error) {
-	obj, err := service.ReadJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return obj, known.Check("", keys, "")
-}
-
-// jsonField decodes obj[key]: absent is nil, and null or another JSON type
-// is a type error (null does not mean "unset" here).
-func jsonField[T any](obj map[string]json.RawMessage, key, typ string) (*T, error) {
-	raw, ok := obj[key]
-	if !ok {
-		return nil, nil
-	}
-	var v T
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &v) != nil {
-		return nil, badRequest("Field '%s' is not of a type(s) %s", key, typ)
-	}
-	var err error
-	switch text := any(v).(type) {
-	case string:
-		err = inventory.CheckText(key, text)
-	case []string:
-		err = inventory.CheckTextList(key, text)
-	}
-	if err != nil {
-		return nil, badRequest("%s", err.Error())
-	}
-	return &v, nil
 }
 
 // Agent YAML kinds: AgentConfig is what iofogctl/potctl write for an
@@ -609,85 +492,59 @@ var agentKinds = []string{"Agent", "AgentConfig"}
 
 // Keys of an agent YAML document below the top level.
 var (
-	agentMetadataFields = service.NewFieldSet("name", "tags")
-	agentSpecFields     = service.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
+	agentMetadataFields = document.NewFieldSet("name", "tags")
+	agentSpecFields     = document.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
 )
 
-// decodeAgentYAML reads one kind: Agent or AgentConfig document with
-// service's YAML reader (budgets, duplicated, merge and unknown keys). The
+// decodeAgentYAML reads one kind: Agent or AgentConfig document. The
 // document is the whole desired agent, so absent metadata.tags and
 // spec.upstreamRouters are empty lists (never nil).
-func decodeAgentYAML(body []byte) (in agentInput, err error) {
-	// Reading scalars calls into yaml.v3: a panic there must be a 400,
-	// not a dropped request.
-	defer func() {
-		if r := recover(); r != nil {
-			in, err = agentInput{}, badRequest("Error parsing YAML: %v", r)
-		}
-	}()
-	root, err := service.ParseYAML(body)
-	if err != nil {
-		return agentInput{}, err
-	}
-	kind := service.YAMLValue(root, "kind")
-	if service.IsNullYAML(kind) || (kind.Kind == yaml.ScalarNode && kind.Value == "") {
-		return agentInput{}, badRequest("Invalid YAML format: missing kind field")
-	}
-	if kind.Kind != yaml.ScalarNode || kind.ShortTag() != "!!str" || !slices.Contains(agentKinds, kind.Value) {
-		v := kind.Value
-		if kind.Kind != yaml.ScalarNode {
-			v = "(not a scalar)"
-		}
-		return agentInput{}, badRequest("Invalid kind %s", v)
-	}
-	if err := service.CheckYAMLFields(root, "", service.YAMLTopFields); err != nil {
-		return agentInput{}, err
-	}
-	metadata := service.YAMLValue(root, "metadata")
-	if service.IsNullYAML(metadata) {
+func decodeAgentYAML(body []byte) (agentInput, error) {
+	return document.ReadYAML(body, agentKinds, readAgentYAML)
+}
+
+func readAgentYAML(root *yaml.Node) (in agentInput, err error) {
+	metadata := document.YAMLValue(root, "metadata")
+	if document.IsNullYAML(metadata) {
 		return agentInput{}, badRequest("Invalid YAML format: missing metadata")
 	}
 	if metadata.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: metadata must be a mapping")
 	}
 	// An absent spec is an agent with every default (an edge router).
-	spec := service.YAMLValue(root, "spec")
-	if service.IsNullYAML(spec) {
+	spec := document.YAMLValue(root, "spec")
+	if document.IsNullYAML(spec) {
 		spec = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	if spec.Kind != yaml.MappingNode {
 		return agentInput{}, badRequest("Invalid YAML format: spec must be a mapping")
 	}
-	if err := service.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
+	if err := document.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
 		return agentInput{}, err
 	}
-	if err := service.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
+	if err := document.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
 		return agentInput{}, err
 	}
-	if in.Name, err = service.YAMLString(service.YAMLValue(metadata, "name"), "name"); err != nil {
+	if in.Name, err = document.YAMLString(document.YAMLValue(metadata, "name"), "name"); err != nil {
 		return agentInput{}, err
 	}
 	if in.Name == nil {
-		return agentInput{}, badRequest("Required field 'name' is missing")
+		return agentInput{}, document.Missing("name")
 	}
-	if in.Tags, err = service.YAMLStringList(service.YAMLValue(metadata, "tags"), "tags"); err != nil {
+	if in.Tags, err = document.YAMLStringList(document.YAMLValue(metadata, "tags"), "tags"); err != nil {
 		return agentInput{}, err
 	}
-	if in.Host, err = service.YAMLString(service.YAMLValue(spec, "host"), "host"); err != nil {
+	if in.Host, err = document.YAMLString(document.YAMLValue(spec, "host"), "host"); err != nil {
 		return agentInput{}, err
 	}
-	if in.RouterMode, err = service.YAMLString(service.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
+	if in.RouterMode, err = document.YAMLString(document.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
 		return agentInput{}, err
 	}
-	if in.UpstreamRouters, err = service.YAMLStringList(service.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
+	if in.UpstreamRouters, err = document.YAMLStringList(document.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
 		return agentInput{}, err
 	}
-	if n := service.YAMLValue(spec, "defaultRouter"); n != nil {
-		var b bool
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-			return agentInput{}, badRequest("Field 'defaultRouter' is not of a type(s) boolean")
-		}
-		in.DefaultRouter = &b
+	if in.DefaultRouter, err = document.YAMLBool(document.YAMLValue(spec, "defaultRouter"), "defaultRouter"); err != nil {
+		return agentInput{}, err
 	}
 	return in, nil
 }

@@ -231,16 +231,16 @@ func fail(c *gin.Context, err error) {
 // jsonDocument reads a JSON body and decodes it with parse; when either
 // fails it has answered the error and reports false.
 func jsonDocument[T any](c *gin.Context, parse func([]byte) (T, error)) (T, bool) {
-	return document(c, func() ([]byte, error) { return readBody(c, "application/json") }, parse)
+	return readDocument(c, func() ([]byte, error) { return readBody(c, "application/json") }, parse)
 }
 
 // yamlUpload reads the YAML file of a multipart field and decodes it with
 // parse, as jsonDocument does.
 func yamlUpload[T any](c *gin.Context, field string, parse func([]byte) (T, error)) (T, bool) {
-	return document(c, func() ([]byte, error) { return readUpload(c, field) }, parse)
+	return readDocument(c, func() ([]byte, error) { return readUpload(c, field) }, parse)
 }
 
-func document[T any](c *gin.Context, read func() ([]byte, error), parse func([]byte) (T, error)) (T, bool) {
+func readDocument[T any](c *gin.Context, read func() ([]byte, error), parse func([]byte) (T, error)) (T, bool) {
 	body, err := read()
 	var v T
 	if err == nil {
@@ -343,6 +343,30 @@ func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
 		return nil
 	}
 	return err
+}
+
+// txValue runs fn in a store transaction (see inTx) and returns what it
+// read. fn takes its arguments in the order of a *store.Tx method's, so
+// that a method expression ((*store.Tx).ListAgents) serves as is.
+func txValue[T any](s *Server, c *gin.Context, fn func(*store.Tx, context.Context) (T, error)) (T, error) {
+	var v T
+	err := s.inTx(c, func(tx *store.Tx) error {
+		var err error
+		v, err = fn(tx, c.Request.Context())
+		return err
+	})
+	return v, err
+}
+
+// read is txValue for a handler: when fn fails it has answered the error
+// and reports false.
+func read[T any](s *Server, c *gin.Context, fn func(*store.Tx, context.Context) (T, error)) (T, bool) {
+	v, err := txValue(s, c, fn)
+	if err != nil {
+		fail(c, err)
+		return v, false
+	}
+	return v, true
 }
 
 // afterCommit runs the reconcile trigger; a failure is logged, not

@@ -132,22 +132,16 @@ type agentServiceEntry struct {
 }
 
 func (s *Server) getAgentServices(c *gin.Context) {
-	ref := c.Param("agent")
-	ctx := c.Request.Context()
-	var out []agentServiceEntry
-	err := s.inTx(c, func(tx *store.Tx) error {
-		a, err := findAgent(ctx, tx, ref)
+	out, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]agentServiceEntry, error) {
+		a, err := findAgent(ctx, tx, c.Param("agent"))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out, err = s.agentServices(ctx, tx, a)
-		return err
+		return s.agentServices(ctx, tx, a)
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, out)
 	}
-	c.JSON(http.StatusOK, out)
 }
 
 // agentServices lists what a's router listens for, and what its tags (or

@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
-	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -23,12 +23,8 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) listMicroservices(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) (ms []inventory.Microservice, err error) {
-		err = s.inTx(c, func(tx *store.Tx) error {
-			ms, err = tx.ListMicroservices(c.Request.Context())
-			return err
-		})
-		return ms, err
+	serveList(s, c, func(c *gin.Context) ([]inventory.Microservice, error) {
+		return txValue(s, c, (*store.Tx).ListMicroservices)
 	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
 }
 
@@ -42,17 +38,12 @@ func findMicroservice(ctx context.Context, tx *store.Tx, id string) (inventory.M
 }
 
 func (s *Server) getMicroservice(c *gin.Context) {
-	var m inventory.Microservice
-	err := s.inTx(c, func(tx *store.Tx) error {
-		var err error
-		m, err = findMicroservice(c.Request.Context(), tx, c.Param("uuid"))
-		return err
+	m, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Microservice, error) {
+		return findMicroservice(ctx, tx, c.Param("uuid"))
 	})
-	if err != nil {
-		fail(c, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, m)
 	}
-	c.JSON(http.StatusOK, m)
 }
 
 // msInput is a microservice as a client sent it: nil fields were absent.
@@ -67,28 +58,28 @@ type msInput struct {
 
 // microserviceFields are the keys a microservice JSON document may carry:
 // what the decoder reads, plus what GET answers (accepted and ignored).
-var microserviceFields = service.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
+var microserviceFields = document.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
 	"createdAt", "updatedAt")
 
 func decodeMicroserviceJSON(body []byte) (msInput, error) {
-	obj, err := strictJSONObject(body, microserviceFields)
+	obj, err := document.ReadJSONFields(body, microserviceFields)
 	if err != nil {
 		return msInput{}, err
 	}
 	var in msInput
-	if in.UUID, err = jsonField[string](obj, "uuid", "string"); err != nil {
+	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Application, err = jsonField[string](obj, "application", "string"); err != nil {
+	if in.Application, err = document.JSONField[string](obj, "application", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Name, err = jsonField[string](obj, "name", "string"); err != nil {
+	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.Agent, err = jsonField[string](obj, "agent", "string"); err != nil {
+	if in.Agent, err = document.JSONField[string](obj, "agent", "string"); err != nil {
 		return msInput{}, err
 	}
-	if in.HostNetworkMode, err = jsonField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
+	if in.HostNetworkMode, err = document.JSONField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
 		return msInput{}, err
 	}
 	return in, nil
@@ -159,22 +150,16 @@ func (s *Server) createMicroservice(c *gin.Context) {
 	if !ok {
 		return
 	}
-	m := in.apply(inventory.Microservice{})
+	m := in.apply(inventory.Microservice{UUID: uuid.NewString()})
 	if in.UUID != nil {
 		m.UUID = *in.UUID
-		if m.UUID == "" {
-			fail(c, badRequest("Invalid format for field 'uuid': empty"))
-			return
-		}
-	} else {
-		m.UUID = uuid.NewString()
 	}
 	if err := inventory.ValidateMicroservice(m); err != nil {
 		fail(c, badRequest("%s", err.Error()))
 		return
 	}
 	if in.Agent == nil {
-		fail(c, badRequest("Required field 'agent' is missing"))
+		fail(c, document.Missing("agent"))
 		return
 	}
 	ctx := c.Request.Context()
@@ -240,10 +225,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		fail(c, msWriteError(err, m))
 		return
 	}
-	// The agent decides which router gets the connectors; host network,
-	// application and name decide the connector host ({app}.{name}).
-	if m.AgentUUID != old.AgentUUID || m.HostNetworkMode != old.HostNetworkMode ||
-		m.Application != old.Application || m.Name != old.Name {
+	if inventory.MicroserviceRoutingChanged(old, m) {
 		rctx := reconcileCtx(c)
 		for _, svc := range services {
 			s.afterCommit(c, "service "+svc, s.Reconciler.ServiceChanged(rctx, svc))

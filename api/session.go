@@ -10,7 +10,7 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
-	"svcbridge/service"
+	"svcbridge/document"
 )
 
 // sessionRoutes are the ioFog controller's unauthenticated routes that
@@ -34,8 +34,8 @@ func (s *Server) status(c *gin.Context) {
 }
 
 var (
-	refreshFields = service.NewFieldSet("refreshToken")
-	loginFields   = service.NewFieldSet("email", "password", "totp")
+	refreshFields = document.NewFieldSet("refreshToken")
+	loginFields   = document.NewFieldSet("email", "password", "totp")
 )
 
 func (s *Server) refreshSession(c *gin.Context) {
@@ -59,14 +59,14 @@ func (s *Server) login(c *gin.Context) {
 // sessionRequest reads a session call's JSON body with the API's strict
 // reader: only the known string fields, an absent one read as "". When it
 // fails it has answered 4xx and reports false.
-func sessionRequest(c *gin.Context, known service.FieldSet) (map[string]string, bool) {
-	obj, ok := jsonDocument(c, func(body []byte) (map[string]json.RawMessage, error) { return strictJSONObject(body, known) })
+func sessionRequest(c *gin.Context, known document.FieldSet) (map[string]string, bool) {
+	obj, ok := jsonDocument(c, func(body []byte) (map[string]json.RawMessage, error) { return document.ReadJSONFields(body, known) })
 	if !ok {
 		return nil, false
 	}
 	out := map[string]string{}
 	for key := range obj {
-		v, err := jsonField[string](obj, key, "string")
+		v, err := document.JSONField[string](obj, key, "string")
 		if err != nil {
 			fail(c, err)
 			return nil, false

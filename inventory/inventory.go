@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Agent is an edge or interior node. RouterMode is edge, interior or none;
@@ -99,7 +101,39 @@ func ValidateAgent(a Agent) error {
 	if len(a.UpstreamRouters) > MaxUpstreams {
 		return fmt.Errorf("Field 'upstreamRouters' has more than %d entries", MaxUpstreams)
 	}
-	return ValidateTags(a.Tags)
+	if err := ValidateTags(a.Tags); err != nil {
+		return err
+	}
+	// Agents are referred to by name or uuid alike (GET /agents/{ref},
+	// upstreamRouters, a service's defaultBridge): a name that looks like
+	// a uuid would make those references ambiguous.
+	if IsUUID(a.Name) {
+		return fmt.Errorf("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
+	}
+	return nil
+}
+
+// NewAgent is an agent with every default: an edge router with no tags
+// and no upstream routers (empty lists, never nil, as the API answers).
+func NewAgent(uuid string) Agent {
+	return Agent{UUID: uuid, RouterMode: RouterEdge, Tags: []string{}, UpstreamRouters: []string{}}
+}
+
+// IsUUID reports whether s is a uuid in its canonical 36-character form
+// (any case), the form agents' uuids are given and shown in.
+func IsUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+// ParseAgentUUID checks a client-chosen agent uuid (field uuid), returning
+// it in the lower-case form it is stored in.
+func ParseAgentUUID(s string) (string, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return "", fmt.Errorf("Invalid format for field 'uuid': %q is not a uuid", s)
+	}
+	return id.String(), nil
 }
 
 // ValidateTags bounds a tag list; tags are otherwise stored verbatim.
@@ -115,15 +149,19 @@ func ValidateTags(tags []string) error {
 	return nil
 }
 
-// ValidateMicroservice checks a microservice's own fields.
+// ValidateMicroservice checks a microservice's own fields. Its uuid is
+// free-form (ioFog's are not all uuids) but not empty.
 func ValidateMicroservice(m Microservice) error {
+	if m.UUID == "" {
+		return fmt.Errorf("Invalid format for field 'uuid': empty")
+	}
 	if err := ValidName("application", m.Application); err != nil {
 		return err
 	}
 	if err := ValidName("name", m.Name); err != nil {
 		return err
 	}
-	if m.UUID != "" && (len(m.UUID) > 64 || !uuidish.MatchString(m.UUID)) {
+	if len(m.UUID) > 64 || !uuidish.MatchString(m.UUID) {
 		return fmt.Errorf("Invalid format for field 'uuid': letters, digits and '-' only, at most 64 characters")
 	}
 	return nil

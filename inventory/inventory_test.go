@@ -92,6 +92,9 @@ func TestValidateAgent(t *testing.T) {
 			"Field 'tags' has 65 tags, more than the limit of 64"},
 		{"long tag", with(func(a *Agent) { a.Tags = []string{"ok", strings.Repeat("t", MaxTagLength+1)} }),
 			"Field 'tags[1]' is longer than 1024 characters"},
+		{"name looks like a uuid", with(func(a *Agent) { a.Name = "0b5e0a35-3b44-4a4e-8d5c-6b1a3f2e9c01" }),
+			`Invalid format for field 'name': "0b5e0a35-3b44-4a4e-8d5c-6b1a3f2e9c01" looks like a uuid, which would make references to agents ambiguous`},
+		{"name is uuid-like but not canonical", with(func(a *Agent) { a.Name = "0b5e0a353b444a4e8d5c6b1a3f2e9c01" }), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errString(ValidateAgent(tc.agent)); got != tc.want {
@@ -115,10 +118,11 @@ func TestValidateMicroservice(t *testing.T) {
 		ms   Microservice
 		want string
 	}{
-		{"no uuid yet", Microservice{Application: "shop", Name: "cart"}, ""},
 		{"uuid", Microservice{UUID: "0b5e0a35-3b44-4a4e-8d5c-6b1a3f2e9c01", Application: "shop", Name: "cart"}, ""},
-		{"no application", Microservice{Name: "cart"}, "Required field 'application' is missing"},
-		{"bad name", Microservice{Application: "shop", Name: "Cart"},
+		{"ioFog-style id", Microservice{UUID: "Ab12-x", Application: "shop", Name: "cart"}, ""},
+		{"empty uuid first", Microservice{Name: "Cart"}, "Invalid format for field 'uuid': empty"},
+		{"no application", Microservice{UUID: "m", Name: "cart"}, "Required field 'application' is missing"},
+		{"bad name", Microservice{UUID: "m", Application: "shop", Name: "Cart"},
 			`Invalid format for field 'name': "Cart" must be a DNS label (lower-case letters, digits and '-', at most 63 characters)`},
 		{"bad uuid", Microservice{UUID: "a/b", Application: "shop", Name: "cart"},
 			"Invalid format for field 'uuid': letters, digits and '-' only, at most 64 characters"},

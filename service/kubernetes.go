@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"gopkg.in/yaml.v3"
+
+	"svcbridge/document"
 )
 
 // Kubernetes is spec.kubernetes: options of the Kubernetes Service svcbridge
@@ -102,7 +104,7 @@ func (p KubernetesPatch) apply(old *Kubernetes) *Kubernetes {
 		_ = json.Unmarshal(b, &merged)
 	}
 	for k, v := range p.Fields {
-		if isJSONNull(v) {
+		if document.IsJSONNull(v) {
 			delete(merged, k)
 		} else {
 			merged[k] = v
@@ -117,13 +119,11 @@ func (p KubernetesPatch) apply(old *Kubernetes) *Kubernetes {
 	return &out
 }
 
-func isJSONNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
 // decodeKubernetesValue reads the block from a decoded JSON body.
 func decodeKubernetesValue(v any) (*KubernetesPatch, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, notOfType(kubernetesField, "object")
+		return nil, document.NotOfType(kubernetesField, "object")
 	}
 	return decodeKubernetes(b)
 }
@@ -136,7 +136,7 @@ func yamlKubernetes(n *yaml.Node) (*KubernetesPatch, error) {
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
-		return nil, notOfType(kubernetesField, "object")
+		return nil, document.NotOfType(kubernetesField, "object")
 	}
 	// A mapping with a non-string key decodes to map[any]any, which JSON
 	// cannot hold: not an object with field names.
@@ -147,16 +147,16 @@ func yamlKubernetes(n *yaml.Node) (*KubernetesPatch, error) {
 // known keys have the right JSON types (null allowed: it removes the
 // option), or null. Shape errors name the field.
 func decodeKubernetes(raw []byte) (*KubernetesPatch, error) {
-	if isJSONNull(raw) {
+	if document.IsJSONNull(raw) {
 		return &KubernetesPatch{Null: true}, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, notOfType(kubernetesField, "object")
+		return nil, document.NotOfType(kubernetesField, "object")
 	}
 	given := map[string]json.RawMessage{}
 	for k, v := range fields {
-		if !isJSONNull(v) {
+		if !document.IsJSONNull(v) {
 			given[k] = v
 		}
 	}
@@ -178,7 +178,7 @@ func decodeKubernetes(raw []byte) (*KubernetesPatch, error) {
 func kubernetesDecodeError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		return notOfType(kubernetesField+"."+typeErr.Field, jsonTypeName(typeErr.Type))
+		return document.NotOfType(kubernetesField+"."+typeErr.Field, jsonTypeName(typeErr.Type))
 	}
 	// encoding/json's only other error here is an unknown field.
 	return invalidf("Invalid field '%s': %s", kubernetesField, strings.TrimPrefix(err.Error(), "json: "))

@@ -7,16 +7,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
 )
 
 // ValidationError is a client error (HTTP 400). Message is the text REST
 // clients see; the reference controller's wording is kept where it has one.
-type ValidationError struct {
-	Message string
-}
-
-func (e *ValidationError) Error() string { return e.Message }
+// It is the document reader's error type, so that a field the reader
+// refuses and a value Validate refuses reach the client alike.
+type ValidationError = document.Error
 
 func invalidf(format string, args ...any) *ValidationError {
 	return &ValidationError{Message: fmt.Sprintf(format, args...)}
