@@ -14,7 +14,7 @@ type Event struct {
 	Type       string `db:"type" json:"type"`
 	Reason     string `db:"reason" json:"reason"`
 	Message    string `db:"message" json:"message"`
-	Generation int64  `db:"generation" json:"generation"`
+	Generation int64  `db:"generation" json:"generation,omitempty"`
 	// Count is how many times the event happened in a row; FirstTimestamp
 	// and LastTimestamp when it first and last did.
 	Count          int64     `db:"count" json:"count"`
@@ -143,25 +143,15 @@ func parseCursor(c EventCursor) (time.Time, int64, error) {
 }
 
 // RecordReconciled records the outcome of reconciling generation gen of a
-// service, in the transaction that stores it: ready, with how many agents
-// hold its listener (the agents' writes summarised once per pass, not an
-// event per agent), or failed with reason.
+// service, in the transaction that stores it: ready, or failed with
+// reason. The agents' listeners get no events: the agent queue writes
+// them in batches after the pass, an event per agent would be a fleet's
+// worth of rows per change, and describe's distribution already counts
+// them by state (written, acknowledged).
 func (t *Tx) RecordReconciled(ctx context.Context, name string, gen int64, reason *string) error {
 	if reason != nil {
 		return t.RecordEvent(ctx, Event{Service: name, Type: EventWarning, Reason: ReasonFailed, Generation: gen, Message: *reason})
 	}
-	var listeners []int
-	if err := t.sel(ctx, &listeners, `SELECT COUNT(*) FROM router_entries WHERE service_name = ? AND kind = ?`, name, KindListener); err != nil {
-		return err
-	}
 	return t.RecordEvent(ctx, Event{Service: name, Type: EventNormal, Reason: ReasonReady, Generation: gen,
-		Message: readyMessage(listeners[0])})
-}
-
-// readyMessage says where a ready service listens.
-func readyMessage(listeners int) string {
-	if listeners == 1 {
-		return "reconciled; listener written on 1 agent"
-	}
-	return fmt.Sprintf("reconciled; listener written on %d agents", listeners)
+		Message: fmt.Sprintf("generation %d reconciled: its connector and hub listener are in place", gen)})
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"svcbridge/inventory"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
@@ -140,17 +139,11 @@ func TestRecordReconciled(t *testing.T) {
 			if err := tx.RecordReconciled(ctx, "svc", 1, &reason); err != nil {
 				return err
 			}
-			if err := tx.CreateAgent(ctx, agent("a-1", "hub", inventory.RouterInterior, true), "hash-1"); err != nil {
-				return err
-			}
-			if err := tx.SetAgentEntries(ctx, "a-1", []store.Entry{{Kind: store.KindListener, Service: "svc"}, {Kind: store.KindConnector, Service: "svc"}}, nil); err != nil {
-				return err
-			}
 			return tx.RecordReconciled(ctx, "svc", 1, nil)
 		})
 		got := listEvents(t, s, "svc", nil, 0)
 		if len(got) != 2 || got[1].Type != store.EventWarning || got[1].Reason != store.ReasonFailed || got[1].Message != reason ||
-			got[0].Type != store.EventNormal || got[0].Reason != store.ReasonReady || got[0].Message != "reconciled; listener written on 1 agent" {
+			got[0].Type != store.EventNormal || got[0].Reason != store.ReasonReady || got[0].Message != "generation 1 reconciled: its connector and hub listener are in place" {
 			t.Fatalf("events = %+v", got)
 		}
 	})
