@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestCLIEvents: what happened to a service, through the real binary:
-// describe service ends with its events, and the events verb lists every
-// service's, newest first.
-func TestCLIEvents(t *testing.T) {
+// TestCLIEventsSelectorSortBy: what happened to a service, through the
+// real binary: describe service ends with its events, and the events verb
+// lists every service's, newest first. Then get's -l and --sort-by.
+func TestCLIEventsSelectorSortBy(t *testing.T) {
 	s := newSystem(t, "sqlite", 1)
 	cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "fleet.yaml", cliFleet), "--wait", "--timeout", "60s")
 	cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "fog-a-none.yaml", cliFogANone))
@@ -61,5 +61,36 @@ func TestCLIEvents(t *testing.T) {
 	r = runCLI(t, s.url, "events", "--service", "nope")
 	if r.code == 0 || !strings.Contains(r.stderr, "Service with name nope not found") {
 		t.Errorf("events of an unknown service:\n%s", r)
+	}
+
+	// get -l and --sort-by, on checkout (tag checkout, targetPort 8080,
+	// failed) and vendor (no tags, 443, ready).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-l", "checkout"}, "service/checkout\n"},
+		{[]string{"-l", "tag=checkout"}, "service/checkout\n"},
+		{[]string{"-l", "checkout,payments"}, ""},
+		{[]string{"--sort-by", ".targetPort"}, "service/vendor\nservice/checkout\n"},
+		{[]string{"--sort-by", ".spec.targetPort"}, "service/vendor\nservice/checkout\n"},
+		{[]string{"--sort-by", ".bridgePort"}, "service/checkout\nservice/vendor\n"},
+		{[]string{"--sort-by", ".provisioningStatus"}, "service/checkout\nservice/vendor\n"},
+	} {
+		if r := cliMust(t, s.url, 0, append([]string{"get", "services", "-o", "name"}, c.args...)...); r.stdout != c.want {
+			t.Errorf("get services %s:\n%s", strings.Join(c.args, " "), r)
+		}
+	}
+	if r := cliMust(t, s.url, 0, "get", "agents", "--sort-by", ".createdAt", "-o", "name"); r.stdout != "agent/hub\nagent/fog-a\n" {
+		t.Errorf("get agents --sort-by .createdAt:\n%s", r)
+	}
+	if r := cliMust(t, s.url, 0, "get", "services", "-l", "nope"); r.stdout != "No services.\n" {
+		t.Errorf("get services -l nope:\n%s", r)
+	}
+	if r := cliMust(t, s.url, 1, "get", "services", "--sort-by", ".nope"); !strings.Contains(r.stderr, "--sort-by .nope: no object has that field") {
+		t.Errorf("get services --sort-by .nope:\n%s", r)
+	}
+	if r := cliMust(t, s.url, 1, "get", "agents", "-l", "checkout"); !strings.Contains(r.stderr, "-l selects services (by tag) only") {
+		t.Errorf("get agents -l:\n%s", r)
 	}
 }
