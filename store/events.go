@@ -44,8 +44,8 @@ const (
 const EventsPerService = 50
 
 // RecordEvent adds e (its Service, Type, Reason, Message and Generation)
-// as the service's newest event, or counts it again when the newest event
-// has the same reason and message, and drops the service's events beyond
+// as the service's newest event, or counts it again when it repeats the
+// newest (see sameEvent), and drops the service's events beyond
 // EventsPerService. Call it in the transaction that makes the change.
 func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
 	if t.dialect == Postgres {
@@ -77,7 +77,8 @@ func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
 	return err
 }
 
-// sameEvent reports whether e repeats newest: counted, not added.
+// sameEvent reports whether e repeats newest (a retry failing alike, a
+// resync finding the service ready again): counted, not added.
 func sameEvent(newest, e Event) bool {
 	return newest.Type == e.Type && newest.Reason == e.Reason && newest.Message == e.Message && newest.Generation == e.Generation
 }

@@ -2,9 +2,9 @@
 -- What happened to a service over time, as kubectl's Events: written in
 -- the transaction that made the change, so an event is never recorded for
 -- a change that rolled back (a dry run's included). seq numbers a
--- service's events; a repeat of its newest event (the same reason and
--- message: a resync finding it ready again) counts up and moves last_at
--- instead of adding a row. RecordEvent keeps the last 50 per service.
+-- service's events; a repeat of its newest event (the same type, reason,
+-- message and generation: a retry failing alike) counts up and moves
+-- last_at instead of adding a row. RecordEvent keeps the last 50 per service.
 -- No foreign key to services: a deleted service's events stay readable.
 CREATE TABLE service_events (
     service_name TEXT NOT NULL,
