@@ -265,7 +265,10 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 			status, reason = service.StatusFailed, &msg
 		}
 		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint, msg != "")
-		return err
+		if err != nil || !recorded {
+			return err
+		}
+		return tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
 	})
 	if err != nil || !recorded {
 		return "", err // not recorded: a newer generation's pass follows

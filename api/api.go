@@ -97,6 +97,7 @@ func New(o Options) http.Handler {
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
+	s.eventRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))
 	s.sessionRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {

@@ -35,10 +35,15 @@ func parsePage(limit, cont string) (pageQuery, error) {
 	if cont != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cont)
 		if err != nil || json.Unmarshal(b, &q.after) != nil || len(q.after) == 0 {
-			return q, badRequest("Query parameter 'continue' is not a token this API gave")
+			return q, badContinue()
 		}
 	}
 	return q, nil
+}
+
+// badContinue answers a ?continue= that no answer of this API gave.
+func badContinue() *Error {
+	return badRequest("Query parameter 'continue' is not a token this API gave")
 }
 
 // continueToken is the opaque token that resumes after key. The key, not

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -211,6 +212,10 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		if err := tx.InsertService(ctx, &svc); err != nil {
 			return err
 		}
+		if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
+			Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil {
+			return err
+		}
 		// Read back so the answer equals a later GET: tags a list, not
 		// null, and timestamps as the database rounds them.
 		if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
@@ -317,7 +322,11 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		svc = old
 		svc.Spec = spec
 		s.applyControlPlane(&svc, placement)
-		if err := tx.UpdateService(ctx, &svc); err != nil || !isDryRun(ctx) {
+		if err := tx.UpdateService(ctx, &svc); err != nil {
+			return err
+		}
+		if err := tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonUpdated,
+			Generation: old.Generation + 1, Message: "spec updated"}); err != nil || !isDryRun(ctx) {
 			return err
 		}
 		// A dry run answers what the write would make, as Kubernetes'.
@@ -342,7 +351,13 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 func (s *Server) deleteService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
-	err := s.inTx(c, func(tx *store.Tx) error { return tx.DeleteService(ctx, name) })
+	err := s.inTx(c, func(tx *store.Tx) error {
+		if err := tx.DeleteService(ctx, name); err != nil {
+			return err
+		}
+		return tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonDeleted,
+			Message: "deleted; its router objects are being removed"})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		err = serviceNotFound(name)
 	}
@@ -362,8 +377,9 @@ func (s *Server) deleteService(c *gin.Context) {
 func (s *Server) reconcileService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
-	err := s.inTx(c, func(tx *store.Tx) error {
-		_, err := lookupService(ctx, tx, name)
+	var svc service.Service
+	err := s.inTx(c, func(tx *store.Tx) (err error) {
+		svc, err = lookupService(ctx, tx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -377,6 +393,14 @@ func (s *Server) reconcileService(c *gin.Context) {
 	if err != nil {
 		fail(c, err)
 		return
+	}
+	// Recorded once the reconcile started, so the event never claims a
+	// request that Temporal did not take; nothing else changes here.
+	if err := s.inTx(c, func(tx *store.Tx) error {
+		return tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonReconcileRequested,
+			Generation: svc.Generation, Message: "reconcile requested through the API"})
+	}); err != nil {
+		s.requestLogger(c).WarnContext(ctx, "could not record the reconcile request's event", "service", name, "error", err)
 	}
 	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": s.IDs.Service(name)})
 }

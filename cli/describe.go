@@ -190,6 +190,15 @@ func (d describer) service(ctx context.Context, name string) error {
 	if s.WorkflowURL != "" {
 		d.field("Web UI", s.WorkflowURL)
 	}
+	if err := d.distribution(s, now); err != nil {
+		return err
+	}
+	return d.events(ctx, s.Name, now)
+}
+
+// distribution prints which agents listen for s: counted by state, then
+// the first describeAgents (all with --all).
+func (d describer) distribution(s Service, now time.Time) error {
 	if !s.HasDistribution {
 		d.field("Distribution", "not reported by this server")
 		return nil

@@ -75,6 +75,7 @@ func getCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
 	var watch bool
+	var selector, sortBy string
 	cmd := &cobra.Command{
 		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
@@ -91,13 +92,22 @@ With --watch (-w), get prints the objects, then each change as the server report
 it (ADDED, MODIFIED, DELETED in an EVENT column; -o json: one {"type", "object"}
 line per change, the object as -o json prints it), until interrupted. A dropped
 connection is opened again and nothing is missed or printed twice.
+
+-l/--selector selects services by tag, as kubectl's by label: -l checkout or
+-l tag=checkout; -l checkout,payments selects those with both. --sort-by orders
+the list by a field of the object as the API answers it (.name, .bridgePort,
+.provisioningStatus, .createdAt; .spec.targetPort and {.metadata.name} as kubectl
+writes them work too); objects without the field come first. Both apply to
+every -o format, before printing, and not to --watch.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge get services
   svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
   svcbridge get services -o name | xargs svcbridge describe
   svcbridge get agents -o wide
   svcbridge get microservices -o json
-  svcbridge get services -w`,
+  svcbridge get services -w
+  svcbridge get services -l tag=checkout -o name | xargs svcbridge reconcile
+  svcbridge get services --sort-by .bridgePort`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
@@ -114,6 +124,10 @@ connection is opened again and nothing is missed or printed twice.
 					return err
 				}
 			}
+			lo, err := parseListOptions(kind, names, selector, sortBy, watch)
+			if err != nil {
+				return &ExitError{Code: ExitOther, Err: err}
+			}
 			client, err := c.client(cmd)
 			if err != nil {
 				return err
@@ -127,23 +141,63 @@ connection is opened again and nothing is missed or printed twice.
 			}
 			switch kind {
 			case "services":
-				return getServices(ctx, client, w, names, out.format)
+				return getServices(ctx, client, w, names, out.format, lo)
 			case "agents":
-				return getAgents(ctx, client, w, names, out.format)
+				return getAgents(ctx, client, w, names, out.format, lo)
 			}
-			return getMicroservices(ctx, client, w, names, out.format)
+			return getMicroservices(ctx, client, w, names, out.format, lo)
 		}),
 	}
 	c.flags(cmd)
 	out.flags(cmd, "wide", "json", "yaml", "name")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the objects, print each change as it happens (EVENT column; -o json: a JSON line per change), until interrupted")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "services only: select by tag (-l checkout, -l tag=checkout; a,b: both)")
+	cmd.Flags().StringVar(&sortBy, "sort-by", "", "order by a field of the API object (.name, .bridgePort, .provisioningStatus, .createdAt)")
 	return cmd
 }
 
-func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+// listOptions are get's -l and --sort-by, parsed.
+type listOptions struct {
+	tags   []string // nil: every service
+	sortBy []string // nil: the server's order (by name)
+}
+
+// parseListOptions checks -l and --sort-by against what get lists.
+func parseListOptions(kind string, names []string, selector, sortBy string, watch bool) (listOptions, error) {
+	var lo listOptions
+	var err error
+	if watch && (selector != "" || sortBy != "") {
+		return lo, errors.New("--watch takes neither -l nor --sort-by")
+	}
+	if selector != "" {
+		if kind != "services" {
+			return lo, errors.New("-l selects services (by tag) only")
+		}
+		if len(names) > 0 {
+			return lo, errors.New("-l selects among all services: give names or -l, not both")
+		}
+		if lo.tags, err = parseSelector(selector); err != nil {
+			return lo, err
+		}
+	}
+	if sortBy != "" {
+		lo.sortBy, err = parseSortBy(sortBy)
+	}
+	return lo, err
+}
+
+func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
 	if len(names) == 0 {
 		svcs, err := c.ListServices(ctx)
 		if err != nil {
+			return err
+		}
+		// Selected here, not by the server: the CLI reads every page
+		// anyway, and so -l works with any server.
+		if lo.tags != nil {
+			svcs = selectServices(svcs, lo.tags)
+		}
+		if svcs, err = sortByField(svcs, func(s Service) json.RawMessage { return s.Raw }, lo.sortBy); err != nil {
 			return err
 		}
 		return printServices(ctx, c, w, names, svcs, format)
@@ -161,6 +215,10 @@ func getServices(ctx context.Context, c *Client, w io.Writer, names []string, fo
 			continue
 		}
 		svcs = append(svcs, s)
+	}
+	svcs, err := sortByField(svcs, func(s Service) json.RawMessage { return s.Raw }, lo.sortBy)
+	if err != nil {
+		return err
 	}
 	if err := printServices(ctx, c, w, names, svcs, format); err != nil {
 		return err
@@ -215,7 +273,7 @@ func serviceRow(inv *inventory, s Service, wide bool, now time.Time) []string {
 	return row
 }
 
-func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
 	inv, err := loadInventory(ctx, c, false)
 	if err != nil {
 		return err
@@ -233,6 +291,9 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Agent " + n + " not found"})
 			}
 		}
+	}
+	if agents, err = sortByField(agents, func(a Agent) json.RawMessage { return a.Raw }, lo.sortBy); err != nil {
+		return err
 	}
 	switch format {
 	case "json", "yaml":
@@ -268,7 +329,7 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 	return join(errs)
 }
 
-func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []string, format string) error {
+func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
 	inv, err := loadInventory(ctx, c, true)
 	if err != nil {
 		return err
@@ -284,6 +345,9 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Microservice " + n + " not found"})
 			}
 		}
+	}
+	if ms, err = sortByField(ms, func(m Microservice) json.RawMessage { return m.Raw }, lo.sortBy); err != nil {
+		return err
 	}
 	switch format {
 	case "json", "yaml":

@@ -57,6 +57,9 @@ func readmeShape(block string) *regexp.Regexp {
 			{`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`, `[0-9a-f-]{36}`},
 			{`[0-9a-f]{8}…`, `[0-9a-f]{64}`},
 			{`\d+s ago`, `\d+[smhd] ago`},
+			// An event's age, at the start of a row of describe's Events,
+			// counts the event's repeats when it repeated.
+			{`^(\s+)\d+s(\s{2,})`, `${1}\d+[smhd]( \(x\d+ over \d+[smhd]\))?${2}`},
 			{`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`, `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)`},
 			{`127\\\.0\\\.0\\\.1:8233`, `127\.0\.0\.1:\d+`},
 			{`  +`, `\s+`},
