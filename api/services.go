@@ -29,6 +29,9 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 // serviceView is a Service as the API shows it.
 type serviceView struct {
 	service.Service
+	// Placement is where the service's objects go, as service.Place
+	// decided it: clients need not work it out again.
+	Placement placementView `json:"placement"`
 	workflowRef
 	// ProvisioningMessage says why a pending or deleting service waits,
 	// when the API knows: no worker polls the task queue.
@@ -47,12 +50,21 @@ func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceVi
 	}
 	out := make([]serviceView, len(svcs))
 	for i, svc := range svcs {
-		out[i] = serviceView{Service: svc, workflowRef: s.workflowRef(svc.Name)}
+		out[i] = serviceView{Service: svc, workflowRef: s.workflowRef(svc.Name),
+			Placement: placementView{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite}}
 		if waits(svc) {
 			out[i].ProvisioningMessage = note
 		}
 	}
 	return out
+}
+
+// placementView names the agents (by uuid) whose routers hold the
+// service's connector and hub listener; empty for the Kubernetes hub
+// ConfigMap and while the placement is invalid.
+type placementView struct {
+	ConnectorAgent string `json:"connectorAgent"`
+	HubAgent       string `json:"hubAgent"`
 }
 
 // deleting is a deleted service whose objects remain on routers: only

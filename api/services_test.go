@@ -104,7 +104,7 @@ type serviceJSON struct {
 var (
 	serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge",
 		"kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
-		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId"}
+		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "placement"}
 	unsetKeys = []string{"servicePort", "k8sType"}
 )
 

@@ -120,6 +120,9 @@ type Service struct {
 	WorkflowNamespace string              `json:"workflowNamespace"`
 	WorkflowURL       string              `json:"workflowUrl"`
 	Distribution      []DistributionEntry `json:"distribution"`
+	// Placement is where the server placed the connector and the hub
+	// listener (agent uuids); nil from a server that does not say.
+	Placement *Placement `json:"placement"`
 	// HasDistribution: the server answered a distribution array (newer
 	// servers do, on GET /services/{name}).
 	HasDistribution bool            `json:"-"`
@@ -397,6 +400,13 @@ func (c *Client) CheckDryRun(ctx context.Context) error {
 }
 
 // ---- services ----
+
+// Placement names the agents whose routers hold a service's connector and
+// hub listener ("" for none).
+type Placement struct {
+	ConnectorAgent string `json:"connectorAgent"`
+	HubAgent       string `json:"hubAgent"`
+}
 
 func decodeService(raw []byte) (Service, error) {
 	var s Service

@@ -176,26 +176,20 @@ func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitT
 }
 
 // serviceRouters are the agents whose routers may hold a service's
-// objects: its distribution (listeners, hub), its connector site and its
-// bridge; every agent with a router when the server reports no
-// distribution.
+// objects: its distribution (listeners, hub) and the placement the server
+// reports; every agent with a router from a server that reports neither.
 func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error) {
-	inv, err := loadInventory(ctx, c, s.Type == "microservice")
-	if err != nil {
-		return nil, err
-	}
 	var out []string
 	add := func(uuid string) {
 		if uuid != "" && !slices.Contains(out, uuid) {
 			out = append(out, uuid)
 		}
 	}
-	for _, a := range inv.agents {
-		if a.DefaultRouter {
-			add(a.UUID)
+	if !s.HasDistribution || s.Placement == nil {
+		inv, err := loadInventory(ctx, c, false)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if !s.HasDistribution {
 		for _, a := range inv.agents {
 			if a.RouterMode != "none" {
 				add(a.UUID)
@@ -206,17 +200,8 @@ func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error)
 	for _, e := range s.Distribution {
 		add(e.Agent)
 	}
-	switch s.Type {
-	case "microservice":
-		if m, ok := inv.msByUUID[s.Resource]; ok {
-			add(m.Agent)
-		}
-	case "agent":
-		add(s.Resource)
-	}
-	if s.DefaultBridge != "" && s.DefaultBridge != "default-router" {
-		add(s.DefaultBridge)
-	}
+	add(s.Placement.ConnectorAgent)
+	add(s.Placement.HubAgent)
 	return out, nil
 }
 

@@ -264,9 +264,23 @@ func TestBridgeMustStayUpstreamOfTheBackend(t *testing.T) {
 		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 			"name": "bridged", "type": "agent", "resource": "fog-a", "targetPort": 9000, "defaultBridge": "bridge-b"}, nil)
 		s.waitStatus("bridged", "ready")
+		// The answer says where the objects went, as the server decided.
+		placement := func() string {
+			var v struct {
+				Placement struct{ ConnectorAgent, HubAgent string }
+			}
+			s.must(http.StatusOK, "GET", "/api/v3/services/bridged", nil, &v)
+			return v.Placement.ConnectorAgent + " " + v.Placement.HubAgent
+		}
+		if got, want := placement(), f.fogA.UUID+" "+f.bridge.UUID; got != want {
+			t.Errorf("placement %q, want connector on fog-a and hub listener on bridge-b (%q)", got, want)
+		}
 
 		s.must(http.StatusOK, "PATCH", "/api/v3/agents/fog-a", map[string]any{"upstreamRouters": []string{"hub"}}, nil)
 		got := s.waitStatus("bridged", "failed")
+		if p := placement(); p != " " {
+			t.Errorf("placement of an invalid service %q, want none", p)
+		}
 		want := "Invalid router connection, router " + f.bridge.UUID + " is not connected to fog-a"
 		if got.ProvisioningError == nil || !strings.Contains(*got.ProvisioningError, want) {
 			t.Errorf("after fog-a dropped bridge-b: provisioningError %v, want it to say %q", got.ProvisioningError, want)
