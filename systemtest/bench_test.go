@@ -13,7 +13,6 @@ import (
 	"svcbridge/devserver"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/workflows"
 )
 
 // newDevSystem is what `svcbridge dev` runs: an embedded Temporal server on
@@ -38,9 +37,10 @@ func startDevSystem(t testing.TB, uiPort int) (*system, *devserver.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &system{t: t, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"}}
+	s := &system{t: t, store: st, plane: service.ControlPlaneRemote, tags: service.TagRule{Prefix: "service.iofog.org/tag"},
+		queue: taskQueue, ids: processIDs}
 	s.temporal = temporalClient(t, ts.FrontendAddress(), ts.Namespace())
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: taskQueue, IDs: processIDs}
+	s.wf = s.installation().Workflows(s.temporal)
 	s.startWorker()
 	s.serveAPI()
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})

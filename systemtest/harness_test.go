@@ -24,15 +24,13 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"k8s.io/client-go/kubernetes"
 
-	"svcbridge/activities"
 	"svcbridge/api"
 	"svcbridge/auth"
+	"svcbridge/installation"
 	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
-	"svcbridge/trigger"
-	"svcbridge/worker"
 	"svcbridge/workflows"
 )
 
@@ -155,32 +153,31 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
-	s.wf = workflows.Client{Temporal: s.temporal, TaskQueue: s.queue, IDs: s.ids}
+	s.wf = s.installation().Workflows(s.temporal)
+}
+
+// installation is the system's installation, wired as the binary's roles
+// wire theirs.
+func (s *system) installation() installation.Installation {
+	return installation.Installation{TaskQueue: s.queue, IDs: s.ids, ControlPlane: s.plane, Tags: s.tags, Kube: s.kubeCfg}
 }
 
 // testWebUI is the Temporal Web UI the test API links services to.
 const testWebUI = "http://ui.example:9999"
 
-// trigger asks this system's workflows for reconciles, as the API and the
-// activities do.
-func (s *system) trigger() trigger.Trigger {
-	return trigger.Trigger{Workflows: s.wf, Store: s.store}
-}
-
 func (s *system) serveAPI() {
 	t := s.t
-	h := api.New(api.Options{Store: s.store, Reconciler: s.trigger(), IDs: s.wf.IDs, ControlPlane: s.plane,
-		BridgePorts: store.PortRange{First: 10024, Last: 65535}, BridgePortsRaw: "10024-65535", Tags: s.tags, Auth: testAuth(),
-		Pollers: s.wf.Pollers, TaskQueue: taskQueue, Namespace: "default", WebUI: testWebUI})
+	opts := s.installation().APIOptions(s.temporal, s.store)
+	opts.BridgePorts, opts.BridgePortsRaw = store.PortRange{First: 10024, Last: 65535}, "10024-65535"
+	opts.Auth, opts.Namespace, opts.WebUI = testAuth(), "default", testWebUI
+	h := api.New(opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
 }
 
 func (s *system) startWorker() sdkworker.Worker {
-	acts := &activities.Activities{Store: s.store, Tags: s.tags, ControlPlane: s.plane, Signaler: s.trigger(),
-		Kube: s.kube, KubeConfig: s.kubeCfg}
-	w := worker.New(s.temporal, s.wf.TaskQueue, acts, nil)
+	w := s.installation().Worker(s.temporal, s.store, s.kube, nil)
 	if err := w.Start(); err != nil {
 		s.t.Fatalf("start worker: %v", err)
 	}

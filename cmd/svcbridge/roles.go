@@ -19,18 +19,18 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
 
-	"svcbridge/activities"
 	"svcbridge/api"
 	"svcbridge/auth"
 	"svcbridge/cli"
 	"svcbridge/config"
 	"svcbridge/devserver"
+	"svcbridge/installation"
 	"svcbridge/kube"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/trigger"
 	"svcbridge/worker"
 	"svcbridge/workflows"
 )
@@ -127,15 +127,13 @@ type parts struct {
 	unwatch func()
 }
 
-func (p parts) workflowsClient() workflows.Client {
-	return workflows.Client{Temporal: p.temporal, TaskQueue: p.cfg.TaskQueue,
-		IDs: workflows.IDs{Prefix: p.cfg.WorkflowIDPrefix}}
+// installation is this process's installation, from its settings.
+func (p parts) installation() installation.Installation {
+	return installation.Installation{TaskQueue: p.cfg.TaskQueue, IDs: workflows.IDs{Prefix: p.cfg.WorkflowIDPrefix},
+		ControlPlane: p.cfg.ControlPlane, Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Kube: p.cfg.Kube}
 }
 
-// trigger asks for reconciles: the API's Reconciler, the activities' Signaler.
-func (p parts) trigger() trigger.Trigger {
-	return trigger.Trigger{Workflows: p.workflowsClient(), Store: p.store}
-}
+func (p parts) workflowsClient() workflows.Client { return p.installation().Workflows(p.temporal) }
 
 // users is how the API knows its users: who a bearer token is, and how
 // ioFog clients (potctl, the Go SDK) build a session.
@@ -195,15 +193,12 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
-	h := api.New(api.Options{
-		Store: p.store, Reconciler: p.trigger(), IDs: p.workflowsClient().IDs, ControlPlane: p.cfg.ControlPlane,
-		Namespace: p.cfg.TemporalNamespace, WebUI: p.cfg.TemporalUIURL,
-		BridgePorts: p.cfg.BridgePorts, BridgePortsRaw: p.cfg.BridgePortsRaw,
-		Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Logger: p.log,
-		Pollers: p.workflowsClient().Pollers, TaskQueue: p.cfg.TaskQueue,
-		Ready: func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err },
-		Auth:  u.authn, Sessions: u.sessions,
-	})
+	opts := p.installation().APIOptions(p.temporal, p.store)
+	opts.Namespace, opts.WebUI = p.cfg.TemporalNamespace, p.cfg.TemporalUIURL
+	opts.BridgePorts, opts.BridgePortsRaw = p.cfg.BridgePorts, p.cfg.BridgePortsRaw
+	opts.Logger, opts.Auth, opts.Sessions = p.log, u.authn, u.sessions
+	opts.Ready = func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err }
+	h := api.New(opts)
 	srv := httpServer(p.cfg.HTTP, h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -219,22 +214,21 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 
 // runWorker polls the task queue and resyncs until ctx ends.
 func (p parts) runWorker(ctx context.Context) error {
-	acts := &activities.Activities{Store: p.store, Tags: service.TagRule{Prefix: p.cfg.TagPrefix},
-		ControlPlane: p.cfg.ControlPlane, Signaler: p.trigger(), KubeConfig: p.cfg.Kube}
+	var cs kubernetes.Interface
 	if p.cfg.ControlPlane == service.ControlPlaneKubernetes {
 		// In cluster, or out of it through KUBECONFIG / ~/.kube/config.
-		cs, err := kube.NewClient("")
+		kc, err := kube.NewClient("")
 		if err != nil {
 			return fmt.Errorf("connect to Kubernetes: %w", err)
 		}
-		acts.Kube = cs
+		cs = kc
 	}
 	// A worker that stops on a fatal error (its namespace deleted, say)
 	// ends the process, so a supervisor restarts it instead of keeping an
 	// idle process that looks healthy.
 	ctx, fatal := context.WithCancelCause(ctx)
 	defer fatal(nil)
-	w := worker.New(p.temporal, p.cfg.TaskQueue, acts, func(err error) { fatal(fmt.Errorf("worker stopped: %w", err)) })
+	w := p.installation().Worker(p.temporal, p.store, cs, func(err error) { fatal(fmt.Errorf("worker stopped: %w", err)) })
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -243,8 +237,8 @@ func (p parts) runWorker(ctx context.Context) error {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
 	probes := []worker.Probe{worker.StoreProbe(p.store)}
-	if acts.Kube != nil {
-		probes = append(probes, worker.KubeProbe(acts.Kube))
+	if cs != nil {
+		probes = append(probes, worker.KubeProbe(cs))
 	}
 	go worker.Watch(ctx, p.store, p.workflowsClient(), worker.WatchInterval, probes, p.log)
 	worker.Resync(ctx, p.store, p.workflowsClient(), p.cfg.ResyncInterval, p.cfg.ResyncInterval, p.log)
