@@ -115,8 +115,13 @@ func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (Kub
 	if err != nil {
 		return res, err
 	}
-	if res.Changed, err = a.ensureKubeService(ctx, name, svc, exists); err != nil || !exists ||
-		svc.Type == service.TypeK8s || *svc.K8sType != string(corev1.ServiceTypeLoadBalancer) {
+	res.Changed, err = a.ensureKubeService(ctx, name, svc, exists)
+	if err == nil && !exists {
+		// The hub ConfigMap's pairs went first (reconcileKube): nothing of
+		// the deleted service remains in the cluster.
+		err = a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ClearDeletion(ctx, name) })
+	}
+	if err != nil || !exists || svc.Type == service.TypeK8s || *svc.K8sType != string(corev1.ServiceTypeLoadBalancer) {
 		return res, err
 	}
 	activity.RecordHeartbeat(ctx, "polling load balancer ingress")

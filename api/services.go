@@ -364,7 +364,9 @@ func (s *Server) deleteService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	err := s.inTx(c, func(tx *store.Tx) error {
-		if err := tx.DeleteService(ctx, name); err != nil {
+		// On Kubernetes its Service and hub pairs remain until a reconcile
+		// removes them: the service shows as deleting meanwhile.
+		if err := tx.DeleteService(ctx, name, s.ControlPlane == service.ControlPlaneKubernetes); err != nil {
 			return err
 		}
 		return tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonDeleted,

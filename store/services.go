@@ -231,12 +231,25 @@ func (t *Tx) SetServicePlacement(ctx context.Context, name string, p service.Pla
 }
 
 // DeleteService removes the row; its router entries stay recorded until a
-// reconcile removes them from the routers.
-func (t *Tx) DeleteService(ctx context.Context, name string) error {
+// reconcile removes them from the routers. With inCluster, the service's
+// Kubernetes objects are recorded as left to remove (ClearDeletion).
+func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) error {
 	n, err := t.exec(ctx, `DELETE FROM services WHERE name = ?`, name)
 	if err == nil && n == 0 {
 		return ErrNotFound
 	}
+	if err != nil || !inCluster {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at) VALUES (?, ?)
+		ON CONFLICT (service_name) DO UPDATE SET deleted_at = excluded.deleted_at`, name, now())
+	return err
+}
+
+// ClearDeletion records that a deleted service's Kubernetes objects are
+// removed; a service of that name created since keeps nothing to clear.
+func (t *Tx) ClearDeletion(ctx context.Context, name string) error {
+	_, err := t.exec(ctx, `DELETE FROM service_deletions WHERE service_name = ?`, name)
 	return err
 }
 
@@ -251,10 +264,12 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, statu
 	return n > 0, err
 }
 
-// deletingNames selects names that still have router entries but no row:
-// deleted services whose objects a reconcile has not removed yet.
-const deletingNames = `SELECT DISTINCT e.service_name FROM router_entries e
-	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = e.service_name)`
+// deletingNames selects names without a row that still have router
+// entries or Kubernetes objects: deleted services whose objects a
+// reconcile has not removed yet.
+const deletingNames = `SELECT d.name FROM (
+		SELECT service_name AS name FROM router_entries UNION SELECT service_name FROM service_deletions) d
+	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = d.name)`
 
 // UnsettledServices names services whose latest generation no reconcile
 // has finished, and names that still have router entries but no row: the
@@ -284,6 +299,6 @@ func (t *Tx) DeletingServices(ctx context.Context) ([]string, error) {
 // entries remain.
 func (t *Tx) ServiceDeleting(ctx context.Context, name string) (bool, error) {
 	var names []string
-	err := t.sel(ctx, &names, deletingNames+` AND e.service_name = ?`, name)
+	err := t.sel(ctx, &names, deletingNames+` AND d.name = ?`, name)
 	return len(names) > 0, err
 }

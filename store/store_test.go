@@ -287,7 +287,7 @@ func TestAllocateBridgePort(t *testing.T) {
 		}
 		// A freed port is reused, the lowest first, including the first.
 		for _, name := range []string{"svc-1", "svc-0"} {
-			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, name) })
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, name, false) })
 		}
 		for _, want := range []int{20000, 20001} {
 			if got, err := alloc(fmt.Sprintf("svc-again-%d", want)); err != nil || got != want {

@@ -1,9 +1,12 @@
 package systemtest
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"svcbridge/service"
 )
@@ -80,4 +83,38 @@ func (s *system) listStatuses() map[string]string {
 		out[svc.Name] = svc.ProvisioningStatus
 	}
 	return out
+}
+
+// TestKubernetesDeletingUntilClusterObjectsGone: on the Kubernetes control
+// plane a deleted service's objects are in the cluster (its Service, its
+// hub pairs), not in agents' routers; it shows as deleting until a worker
+// removed them, then it is a 404.
+func TestKubernetesDeletingUntilClusterObjectsGone(t *testing.T) {
+	s, cs, ns := kubeSystem(t)
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": "pay", "type": "external",
+		"resource": "203.0.113.10", "targetPort": 443, "servicePort": 443, "k8sType": "ClusterIP"}, nil)
+	s.waitStatus("pay", service.StatusReady)
+
+	for _, w := range s.workers {
+		w.Stop()
+	}
+	s.must(http.StatusNoContent, "DELETE", "/api/v3/services/pay", nil, nil)
+	if got, found := s.getService("pay"); !found || got.ProvisioningStatus != service.StatusDeleting {
+		t.Fatalf("GET after DELETE with its Kubernetes Service in place: found %v status %q, want deleting", found, got.ProvisioningStatus)
+	}
+	if _, err := cs.CoreV1().Services(ns).Get(context.Background(), "pay", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Kubernetes Service went without a worker: %v", err)
+	}
+
+	s.startWorker()
+	s.waitFor("pay gone", 2*time.Minute, func() (bool, string) {
+		_, found := s.getService("pay")
+		return !found, "still found"
+	})
+	if _, err := cs.CoreV1().Services(ns).Get(context.Background(), "pay", metav1.GetOptions{}); err == nil {
+		t.Error("pay is a 404 while its Kubernetes Service remains")
+	}
+	if p := hubPairs(t, cs, ns); p["tcpListener/pay-listener"] != "" || p["tcpConnector/pay-connector"] != "" {
+		t.Errorf("pay is a 404 while its hub pairs remain: %v", p)
+	}
 }
