@@ -346,12 +346,18 @@ func (s *Server) inTx(c *gin.Context, fn func(*store.Tx) error) error {
 	return err
 }
 
-// txValue runs fn in a store transaction (see inTx) and returns what it
+// readTx runs fn on one snapshot of the store that never waits for the
+// writers (store.Read): every answer that only reads.
+func (s *Server) readTx(c *gin.Context, fn func(*store.Tx) error) error {
+	return s.Store.Read(c.Request.Context(), fn)
+}
+
+// txValue runs fn in a read transaction (readTx) and returns what it
 // read. fn takes its arguments in the order of a *store.Tx method's, so
 // that a method expression ((*store.Tx).ListAgents) serves as is.
 func txValue[T any](s *Server, c *gin.Context, fn func(*store.Tx, context.Context) (T, error)) (T, error) {
 	var v T
-	err := s.inTx(c, func(tx *store.Tx) error {
+	err := s.readTx(c, func(tx *store.Tx) error {
 		var err error
 		v, err = fn(tx, c.Request.Context())
 		return err

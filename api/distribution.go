@@ -281,7 +281,7 @@ func (s *Server) previewDistribution(c *gin.Context) {
 		return
 	}
 	var out distributionPreview
-	err = s.inTx(c, func(tx *store.Tx) error {
+	err = s.readTx(c, func(tx *store.Tx) error {
 		svc, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return serviceNotFound(name)

@@ -33,7 +33,7 @@ func (s *Server) serveEvents(c *gin.Context, name string) {
 		limit++ // one more tells whether a next page exists
 	}
 	var events []store.Event
-	err = s.inTx(c, func(tx *store.Tx) (err error) {
+	err = s.readTx(c, func(tx *store.Tx) (err error) {
 		if events, err = tx.ListEvents(ctx, name, store.EventCursor(q.after), limit); err != nil || name == "" || len(events) > 0 {
 			return err
 		}

@@ -113,7 +113,7 @@ func (s *Server) listServices(c *gin.Context) {
 func (s *Server) readServices(c *gin.Context) ([]service.Service, error) {
 	ctx := c.Request.Context()
 	var svcs []service.Service
-	err := s.inTx(c, func(tx *store.Tx) (err error) {
+	err := s.readTx(c, func(tx *store.Tx) (err error) {
 		if svcs, err = tx.ListServices(ctx); err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (s *Server) getService(c *gin.Context) {
 	name := c.Param("name")
 	var svc service.Service
 	var dist []distributionEntry
-	err := s.inTx(c, func(tx *store.Tx) (err error) {
+	err := s.readTx(c, func(tx *store.Tx) (err error) {
 		if svc, err = lookupService(ctx, tx, name); err != nil {
 			return err
 		}

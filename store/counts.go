@@ -23,12 +23,11 @@ type Counts struct {
 }
 
 // Counts reads the services by status and the agents behind on their
-// router config in one statement. It runs outside a transaction: it only
-// reads, and on SQLite a transaction would take the write lock (see open)
-// and queue a scrape behind the writers.
+// router config in one statement, on the readers' pool: a scrape never
+// queues behind the writers.
 func (s *Store) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.db.GetContext(ctx, &c, s.db.Rebind(`SELECT
+	err := s.reads.GetContext(ctx, &c, s.reads.Rebind(`SELECT
 		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS ready,
 		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS pending,
 		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS failed,

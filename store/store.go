@@ -65,6 +65,9 @@ func (c *Conflict) Unwrap() error { return ErrConflict }
 type Store struct {
 	db      *sqlx.DB
 	dialect string
+	// reads serves Read: on SQLite a pool of read-only connections beside
+	// the one writer, so reads never queue behind writes; db on PostgreSQL.
+	reads *sqlx.DB
 }
 
 // Pool sizes one process's PostgreSQL connection pool (SQLite always uses
@@ -120,7 +123,17 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 			return nil, err
 		}
 		db.SetMaxOpenConns(1)
-		s = &Store{db: db, dialect: SQLite}
+		// Readers see the last committed state (WAL) and may not write.
+		reads, err := sqlx.Open("sqlite", "file:"+url+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		reads.SetMaxOpenConns(4)
+		s = &Store{db: db, dialect: SQLite, reads: reads}
+	}
+	if s.reads == nil {
+		s.reads = s.db
 	}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
@@ -136,8 +149,13 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 // Dialect is Postgres or SQLite.
 func (s *Store) Dialect() string { return s.dialect }
 
-// Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the connection pools.
+func (s *Store) Close() error {
+	if s.reads != s.db {
+		s.reads.Close()
+	}
+	return s.db.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -184,9 +202,39 @@ type Tx struct {
 // decide from what it reads in the transaction. When that does not help,
 // the error wraps ErrUnavailable.
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	return s.retry(ctx, func() error { return s.inTx(ctx, fn) })
+}
+
+// Read runs fn in a read-only transaction on one consistent snapshot of
+// the database, which never waits for writers: an SQLite reader
+// connection, or PostgreSQL's REPEATABLE READ. Transient failures are
+// retried as InTx's are.
+func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
+	return s.retry(ctx, func() error {
+		iso := sql.LevelRepeatableRead
+		if s.dialect == SQLite {
+			iso = sql.LevelDefault // a WAL read transaction is one snapshot
+		}
+		tx, err := s.reads.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.dialect == Postgres, Isolation: iso})
+		if err != nil {
+			return mapErr(err)
+		}
+		err = fn(&Tx{tx: tx, dialect: s.dialect})
+		// As in inTx: a connection lost mid-read can look like the end of
+		// the rows, so a broken rollback makes the attempt transient.
+		if rbErr := tx.Rollback(); connectionLost(rbErr) {
+			return rbErr
+		}
+		return err
+	})
+}
+
+// retry runs attempt again after a transient failure, with retryDelays'
+// backoff; when that does not help, the error wraps ErrUnavailable.
+func (s *Store) retry(ctx context.Context, attempt func() error) error {
 	var err error
 	for _, delay := range retryDelays {
-		if err = s.inTx(ctx, fn); !transient(err) {
+		if err = attempt(); !transient(err) {
 			return err
 		}
 		select {
@@ -197,7 +245,7 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 		case <-time.After(delay/2 + rand.N(delay/2)):
 		}
 	}
-	if err = s.inTx(ctx, fn); transient(err) {
+	if err = attempt(); transient(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
