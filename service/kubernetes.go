@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -338,7 +339,7 @@ func validateMeta(root *field.Path, k *Kubernetes, tagAnnotations map[string]str
 	for key, v := range tagAnnotations {
 		all[key] = v
 	}
-	for _, key := range sortedKeys(k.Annotations) {
+	for _, key := range slices.Sorted(maps.Keys(k.Annotations)) {
 		if _, ok := tagAnnotations[key]; ok {
 			errs = append(errs, field.Forbidden(ap.Key(key), "is also set by a tag: set it in one place"))
 		}
@@ -362,7 +363,7 @@ func validateMeta(root *field.Path, k *Kubernetes, tagAnnotations map[string]str
 
 	lp := root.Child("labels")
 	errs = append(errs, metavalidation.ValidateLabels(k.Labels, lp)...)
-	for _, key := range sortedKeys(k.Labels) {
+	for _, key := range slices.Sorted(maps.Keys(k.Labels)) {
 		if slices.Contains(ReservedLabelKeys, key) || strings.HasSuffix(key, "/component") {
 			errs = append(errs, field.Forbidden(lp.Key(key), "is one of svcbridge's own labels"))
 		}
@@ -401,13 +402,4 @@ func isLB(s Spec) bool { return s.K8sType != nil && *s.K8sType == LoadBalancer }
 
 func equalPtr[T comparable](a, b *T) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

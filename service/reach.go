@@ -1,8 +1,8 @@
 package service
 
 import (
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Written is one object svcbridge recorded writing into an agent's router
@@ -49,7 +49,7 @@ func PassReach(written []Written, p *Placement, selecting []string) Reach {
 	for u := range sites {
 		delete(fanout, u)
 	}
-	return Reach{Sites: sorted(sites), Fanout: sorted(fanout)}
+	return Reach{Sites: slices.Sorted(maps.Keys(sites)), Fanout: slices.Sorted(maps.Keys(fanout))}
 }
 
 // MissingObject says which object a placed service lacks for ready
@@ -66,13 +66,4 @@ func MissingObject(written []Written, connectorSite, hubSite string) string {
 		return "the hub tcpListener is not on the router of agent " + hubSite
 	}
 	return ""
-}
-
-func sorted(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
