@@ -133,19 +133,21 @@ func (a *Activities) placementInput(ctx context.Context, tx *store.Tx, svc servi
 	return in, err
 }
 
-// ReconcileAgents rebuilds the svcbridge-owned part of each agent's router
-// config from the current services, one transaction per agent.
-func (a *Activities) ReconcileAgents(ctx context.Context, uuids []string) error {
-	for _, u := range uuids {
-		if _, err := a.reconcileAgent(ctx, u); err != nil {
+// ReconcileAgents makes the objects of one service right on the routers
+// of the given agents (the service's sites), one transaction per router;
+// what else the routers hold is not read, so the cost does not grow with
+// it. (Its name is in running workflows' histories.)
+func (a *Activities) ReconcileAgents(ctx context.Context, name string, sites []string) error {
+	for _, u := range sites {
+		if _, err := a.reconcileRouter(ctx, u, name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// agentResult is what reconcileAgent did to one agent's router.
-type agentResult struct {
+// routerResult is what reconcileRouter did to one agent's router.
+type routerResult struct {
 	Name string
 	// Services are those the router holds a listener or connector of.
 	Services []string
@@ -153,16 +155,26 @@ type agentResult struct {
 	Changes []string
 }
 
-// reconcileAgent holds the agent's router row lock (the hub lock) while it
-// reads the services and rewrites the config, so concurrent reconciles of
-// one router queue and the last one sees everything committed before it.
-func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (res agentResult, err error) {
+// reconcileRouter makes what svcbridge holds on an agent's router match the
+// services: all of them, or only the service named only. It holds the
+// router's row lock while it reads the services and writes, so concurrent
+// reconciles of one router queue and the last sees everything committed
+// before it.
+func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (res routerResult, err error) {
+	var scope []string
+	if only != "" {
+		scope = []string{only}
+	}
 	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
-		res = agentResult{}
-		cfg, err := tx.LockRouterConfig(ctx, uuid)
+		res = routerResult{}
+		base, err := tx.LockRouterConfig(ctx, uuid)
 		if errors.Is(err, store.ErrNotFound) {
 			// No router (routerMode none) or no agent: nothing to hold.
-			return tx.SetAgentEntries(ctx, uuid, nil, nil)
+			have, err := tx.RouterObjects(ctx, uuid, only)
+			if err != nil {
+				return err
+			}
+			return tx.SetRouterObjects(ctx, uuid, nil, nil, have)
 		}
 		if err != nil {
 			return err
@@ -173,54 +185,45 @@ func (a *Activities) reconcileAgent(ctx context.Context, uuid string) (res agent
 		}
 		res.Name = agent.Name
 		tokens, all := a.Tags.AgentTokens(agent.Tags)
-		listeners, err := tx.ListenerServices(ctx, uuid, tokens, all)
+		listeners, err := tx.ListenerServices(ctx, uuid, tokens, all, only)
 		if err != nil {
 			return err
 		}
-		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode)
+		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode, only)
 		if err != nil {
 			return err
 		}
-		have, err := tx.AgentEntries(ctx, uuid)
+		have, err := tx.RouterObjects(ctx, uuid, only)
 		if err != nil {
 			return err
 		}
-		var owned []string
-		for _, e := range have {
-			if e.Kind == store.KindConnector {
-				owned = append(owned, e.Service)
-			}
-		}
-		plan, err := service.PlanRouter(cfg, listeners, connectors, owned)
+		plan, err := service.PlanRouter(base, have, listeners, connectors, scope)
 		if err != nil {
-			// A config that is not JSON is not ours to guess at; retried, as
-			// someone may fix it.
+			// A document that is not JSON is not ours to guess at; retried,
+			// as someone may fix it.
 			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), TypeInvalidPlacement, err)
 		}
-		if plan.Changed {
-			if err := tx.WriteRouterConfig(ctx, uuid, plan.Config); err != nil {
-				return err
-			}
+		switch {
+		case plan.BaseChanged:
+			err = tx.WriteRouterConfig(ctx, uuid, plan.Base)
+		case plan.Changed():
+			err = tx.RouterChanged(ctx, uuid)
+		}
+		if err != nil {
+			return err
+		}
+		if plan.Changed() || plan.BaseChanged {
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
 			res.Changes = describe(plan)
 		}
-		var want []store.Entry
-		changed := map[store.Entry]bool{}
-		for kind, names := range map[string][]string{store.KindListener: plan.Listeners, store.KindConnector: plan.Connectors} {
-			for _, n := range names {
-				e := store.Entry{Agent: uuid, Kind: kind, Service: n}
-				want = append(want, e)
-				changed[e] = plan.Rewritten[kind+"/"+n]
-				res.Services = append(res.Services, n)
-			}
-		}
-		return tx.SetAgentEntries(ctx, uuid, want, changed)
+		res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
+		return tx.SetRouterObjects(ctx, uuid, plan.Write, plan.Rewritten, plan.Delete)
 	})
 	return res, err
 }
 
 // describe lists a plan's changes: objects written or rewritten, objects
-// removed, or a reformatting of the document alone.
+// removed, or svcbridge's objects taken out of the base document alone.
 func describe(plan service.RouterPlan) []string {
 	var out []string
 	for k := range plan.Rewritten {
@@ -231,7 +234,7 @@ func describe(plan service.RouterPlan) []string {
 		out = append(out, "removed "+k)
 	}
 	if len(out) == 0 {
-		out = []string{"reformatted the document"}
+		out = []string{"moved svcbridge's objects out of the base document"}
 	}
 	return out
 }
@@ -331,7 +334,7 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	g.SetLimit(DrainParallel)
 	for i, q := range claimed {
 		g.Go(func() error {
-			res, err := a.reconcileAgent(gctx, q.Agent)
+			res, err := a.reconcileRouter(gctx, q.Agent, "")
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -2,12 +2,15 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/testsuite"
 
 	"svcbridge/inventory"
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
@@ -114,7 +117,7 @@ func TestPassThroughTheActivities(t *testing.T) {
 			if msg := f.finish(in); msg != "the tcpConnector is not on the router of agent "+f.hub.UUID {
 				t.Errorf("finish before the writes: %q", msg)
 			}
-			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, p.Sites); err != nil {
+			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
 				t.Fatal(err)
 			}
 			if msg := f.finish(in); msg != "" {
@@ -144,6 +147,162 @@ func TestPassThroughTheActivities(t *testing.T) {
 			if svc := f.status(); svc.ProvisioningStatus != service.StatusFailed {
 				t.Errorf("status %s, want failed", svc.ProvisioningStatus)
 			}
+		})
+	}
+}
+
+// TestOneServiceWritesOnlyItsOwnRows: a pass of one service on a router
+// holding many others leaves their rows and the base document alone, and
+// ends where a rebuild of the whole router would.
+func TestOneServiceWritesOnlyItsOwnRows(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			ctx := context.Background()
+			var others []string
+			f.tx(func(ctx context.Context, tx *store.Tx) error {
+				for i := range 30 {
+					name := fmt.Sprintf("other-%02d", i)
+					others = append(others, name)
+					err := tx.InsertService(ctx, &service.Service{
+						Spec: service.Spec{Name: name, Type: service.TypeExternal, Resource: "203.0.113.11", TargetPort: 80,
+							DefaultBridge: service.DefaultBridge, Tags: []string{}},
+						BridgePort: 10100 + i,
+					})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			for _, name := range others {
+				if _, err := f.env.ExecuteActivity(f.acts.PlanService, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.acts.reconcileRouter(ctx, f.hub.UUID, ""); err != nil {
+				t.Fatal(err)
+			}
+			type row struct {
+				Kind, Service, Object string
+				WrittenAt             time.Time
+			}
+			snapshot := func() (string, map[string]row) {
+				var base string
+				rows := map[string]row{}
+				f.tx(func(ctx context.Context, tx *store.Tx) error {
+					b, err := tx.RouterConfig(ctx, f.hub.UUID)
+					base = string(b)
+					if err != nil {
+						return err
+					}
+					entries, err := tx.AgentEntries(ctx, f.hub.UUID)
+					if err != nil {
+						return err
+					}
+					held, err := tx.RouterObjects(ctx, f.hub.UUID, "")
+					for i, h := range held {
+						rows[h.Kind+"/"+h.Service] = row{h.Kind, h.Service, string(h.JSON), entries[i].WrittenAt}
+					}
+					return err
+				})
+				return base, rows
+			}
+			base, before := snapshot()
+			if len(before) != 2*len(others) {
+				t.Fatalf("hub holds %d objects, want a listener and a connector of each of %d services", len(before), len(others))
+			}
+
+			p := f.plan()
+			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
+				t.Fatal(err)
+			}
+			baseAfter, after := snapshot()
+			if baseAfter != base {
+				t.Errorf("the base document was rewritten:\n%s\n%s", base, baseAfter)
+			}
+			for k, r := range before {
+				if after[k] != r {
+					t.Errorf("%s changed: %+v -> %+v", k, r, after[k])
+				}
+			}
+			for _, k := range []string{"listener/web", "connector/web"} {
+				if after[k].Object == "" {
+					t.Errorf("%s not written: %v", k, after[k])
+				}
+			}
+			// A rebuild of the whole router has nothing left to do.
+			if res, err := f.acts.reconcileRouter(ctx, f.hub.UUID, ""); err != nil || res.Changes != nil {
+				t.Errorf("rebuild after the pass: %v %v", res.Changes, err)
+			}
+		})
+	}
+}
+
+// TestObjectsMoveOutOfADocumentFromBeforeRows: a router document written
+// before objects were rows (svcbridge's objects inside it, entries without
+// objects) is served the same, and the first rebuild moves the objects
+// into rows: same document, entries keep their written-at times.
+func TestObjectsMoveOutOfADocumentFromBeforeRows(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			ctx := context.Background()
+			f.plan()
+			legacy := `{"bridges":{"tcpConnectors":{"web-connector":{"name":"web-connector","host":"203.0.113.10","port":"443","address":"web","processId":"203.0.113.10-external-443"}},` +
+				`"tcpListeners":{"web-listener":{"name":"web-listener","port":"10024","address":"web"}}},"x":1}`
+			var entries []store.Entry
+			f.tx(func(ctx context.Context, tx *store.Tx) (err error) {
+				if err := tx.WriteRouterConfig(ctx, f.hub.UUID, []byte(legacy)); err != nil {
+					return err
+				}
+				held := []routerconfig.Held{{Kind: store.KindListener, Service: "web"}, {Kind: store.KindConnector, Service: "web"}}
+				if err := tx.SetRouterObjects(ctx, f.hub.UUID, held, map[string]bool{"listener/web": true, "connector/web": true}, nil); err != nil {
+					return err
+				}
+				entries, err = tx.AgentEntries(ctx, f.hub.UUID)
+				return err
+			})
+			doc := func() string {
+				var out []byte
+				f.tx(func(ctx context.Context, tx *store.Tx) error {
+					base, err := tx.RouterConfig(ctx, f.hub.UUID)
+					if err != nil {
+						return err
+					}
+					held, err := tx.RouterObjects(ctx, f.hub.UUID, "")
+					if err != nil {
+						return err
+					}
+					out, err = routerconfig.Assemble(base, held)
+					return err
+				})
+				return string(out)
+			}
+			if got := doc(); got != legacy {
+				t.Fatalf("served before the move:\n%s\nwant\n%s", got, legacy)
+			}
+			res, err := f.acts.reconcileRouter(ctx, f.hub.UUID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := doc(); got != legacy {
+				t.Errorf("served after the move:\n%s\nwant\n%s", got, legacy)
+			}
+			f.tx(func(ctx context.Context, tx *store.Tx) error {
+				base, err := tx.RouterConfig(ctx, f.hub.UUID)
+				if string(base) != `{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}` {
+					t.Errorf("base after the move %s (changes %v)", base, res.Changes)
+				}
+				if err != nil {
+					return err
+				}
+				after, err := tx.AgentEntries(ctx, f.hub.UUID)
+				if !slices.EqualFunc(after, entries, func(a, b store.Entry) bool { return a.Kind == b.Kind && a.Service == b.Service && a.WrittenAt.Equal(b.WrittenAt) }) {
+					t.Errorf("entries after the move %+v, want %+v", after, entries)
+				}
+				return err
+			})
 		})
 	}
 }

@@ -29,7 +29,7 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 	}
 	log := activity.GetLogger(ctx)
 	for i, u := range uuids {
-		res, err := a.reconcileAgent(ctx, u)
+		res, err := a.reconcileRouter(ctx, u, "")
 		if err != nil {
 			return "", err
 		}

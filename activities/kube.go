@@ -78,10 +78,10 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 	err = kube.UpdateHub(ctx, a.Kube, a.KubeConfig, func(raw []byte) ([]byte, error) {
 		out, err := routerconfig.UpsertPairs(raw, listeners, connectors)
 		if err == nil {
-			out, err = routerconfig.RemovePairs(out, routerconfig.KindListener, removeListeners)
+			out, err = routerconfig.RemovePairs(out, routerconfig.PairListener, removeListeners)
 		}
 		if err == nil {
-			out, err = routerconfig.RemovePairs(out, routerconfig.KindConnector, removeConnectors)
+			out, err = routerconfig.RemovePairs(out, routerconfig.PairConnector, removeConnectors)
 		}
 		changed = err == nil && !sameJSON(raw, out)
 		return out, err

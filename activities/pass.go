@@ -28,7 +28,7 @@ const (
 type Steps interface {
 	Step(what string) // reports progress
 	Plan(name string) (ServicePlan, error)
-	ReconcileAgents(sites []string) error
+	ReconcileAgents(name string, sites []string) error
 	Kube(name string) (KubeResult, error)
 	// Finish records the outcome and returns the failure it recorded for
 	// a pass that found nothing wrong but objects missing.
@@ -70,7 +70,7 @@ func RunPass(s Steps, name string) (Outcome, error) {
 	}
 
 	s.Step("writing router configs")
-	if err := s.ReconcileAgents(plan.Sites); err != nil {
+	if err := s.ReconcileAgents(name, plan.Sites); err != nil {
 		return fail(TypeRouterWriteFailed, "write router config", err)
 	}
 	if plan.Kubernetes && plan.Invalid == "" {
@@ -189,8 +189,8 @@ func (d directSteps) Step(what string) { activity.RecordHeartbeat(d.ctx, what) }
 func (d directSteps) Plan(name string) (ServicePlan, error) {
 	return d.a.PlanService(d.ctx, name)
 }
-func (d directSteps) ReconcileAgents(sites []string) error {
-	return d.a.ReconcileAgents(d.ctx, sites)
+func (d directSteps) ReconcileAgents(name string, sites []string) error {
+	return d.a.ReconcileAgents(d.ctx, name, sites)
 }
 func (d directSteps) Kube(name string) (KubeResult, error) {
 	return d.a.reconcileKube(d.ctx, name)

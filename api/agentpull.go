@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"svcbridge/auth"
 	"svcbridge/document"
 	"svcbridge/inventory"
+	"svcbridge/routerconfig"
 	"svcbridge/store"
 )
 
@@ -105,26 +104,75 @@ func (s *Server) ackAgentChanges(c *gin.Context) {
 
 func (s *Server) getOwnRouter(c *gin.Context) {
 	a := callingAgent(c)
-	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
-		return routerConfig(ctx, tx, a, a.Name)
+	doc, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (routerDoc, error) {
+		return s.routerDocument(ctx, tx, a, a.Name, c.GetHeader("If-None-Match"))
 	})
 	if ok {
-		serveRouterDoc(c, cfg)
+		serveRouterDoc(c, doc)
 	}
 }
 
-// serveRouterDoc answers a router document with an ETag of its content, or
-// 304 without a body when If-None-Match names it: an agent that polls an
-// unchanged document gets no document.
-func serveRouterDoc(c *gin.Context, doc []byte) {
-	sum := sha256.Sum256(doc)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	c.Header("ETag", etag)
-	if etagMatches(c.GetHeader("If-None-Match"), etag) {
+// routerDoc is an agent's router document as answered: its ETag, and its
+// body unless the caller already has it.
+type routerDoc struct {
+	etag        string
+	body        []byte
+	notModified bool
+}
+
+// routerDocCacheSize is how many agents' assembled router documents one
+// API process keeps.
+const routerDocCacheSize = 1024
+
+// routerDocument reads a's router document; ref names the agent in a 404.
+// The ETag is the router's version, one row to read: a poll that names it
+// (ifNoneMatch) costs nothing more. Otherwise the document is assembled
+// from the base and svcbridge's objects, once per version and process.
+func (s *Server) routerDocument(ctx context.Context, tx *store.Tx, a inventory.Agent, ref, ifNoneMatch string) (routerDoc, error) {
+	if !a.HasRouter() {
+		return routerDoc{}, notFound("Agent %s has no router (routerMode none)", ref)
+	}
+	version, err := tx.RouterVersion(ctx, a.UUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return routerDoc{}, notFound("Agent %s has no router config", ref)
+	}
+	if err != nil {
+		return routerDoc{}, err
+	}
+	etag := `"` + version + `"`
+	if etagMatches(ifNoneMatch, etag) {
+		return routerDoc{etag: etag, notModified: true}, nil
+	}
+	if doc, ok := s.routerDocs.Get(a.UUID); ok && doc.etag == etag {
+		return doc, nil
+	}
+	base, err := tx.RouterConfig(ctx, a.UUID)
+	if err != nil {
+		return routerDoc{}, err
+	}
+	held, err := tx.RouterObjects(ctx, a.UUID, "")
+	if err != nil {
+		return routerDoc{}, err
+	}
+	body, err := routerconfig.Assemble(base, held)
+	if err != nil {
+		body = base // not a router document: served as stored, as before svcbridge's rows
+	}
+	doc := routerDoc{etag: etag, body: body}
+	s.routerDocs.Add(a.UUID, doc)
+	return doc, nil
+}
+
+// serveRouterDoc answers a router document with its ETag, or 304 without
+// a body when If-None-Match named it: an agent that polls an unchanged
+// document gets no document.
+func serveRouterDoc(c *gin.Context, doc routerDoc) {
+	c.Header("ETag", doc.etag)
+	if doc.notModified {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", doc)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", doc.body)
 }
 
 // etagMatches reads If-None-Match: a list of entity tags (weak ones

@@ -354,29 +354,16 @@ func (s *Server) deleteAgent(c *gin.Context) {
 
 func (s *Server) getAgentRouter(c *gin.Context) {
 	ref := c.Param("agent")
-	cfg, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]byte, error) {
+	doc, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (routerDoc, error) {
 		a, err := findAgent(ctx, tx, ref)
 		if err != nil {
-			return nil, err
+			return routerDoc{}, err
 		}
-		return routerConfig(ctx, tx, a, ref)
+		return s.routerDocument(ctx, tx, a, ref, c.GetHeader("If-None-Match"))
 	})
 	if ok {
-		serveRouterDoc(c, cfg)
+		serveRouterDoc(c, doc)
 	}
-}
-
-// routerConfig returns a's stored router document as is; ref names the
-// agent in the 404.
-func routerConfig(ctx context.Context, tx *store.Tx, a inventory.Agent, ref string) ([]byte, error) {
-	if !a.HasRouter() {
-		return nil, notFound("Agent %s has no router (routerMode none)", ref)
-	}
-	cfg, err := tx.RouterConfig(ctx, a.UUID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound("Agent %s has no router config", ref)
-	}
-	return cfg, err
 }
 
 // rotateAgentToken gives the agent a new credential; the old one stops

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
@@ -74,6 +75,8 @@ type Server struct {
 	Options
 	started time.Time // for the status's uptime
 	pollers pollerCache
+	// routerDocs are assembled router documents by agent uuid.
+	routerDocs *lru.Cache[string, routerDoc]
 }
 
 // New returns the API's http.Handler.
@@ -82,7 +85,8 @@ func New(o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Reconciler = dryRunReconciler{o.Reconciler}
-	s := &Server{Options: o, started: time.Now()}
+	docs, _ := lru.New[string, routerDoc](routerDocCacheSize) // fails only for a size ≤ 0
+	s := &Server{Options: o, started: time.Now(), routerDocs: docs}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)

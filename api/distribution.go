@@ -150,7 +150,7 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 	by := map[string]*agentServiceEntry{}
 	if a.HasRouter() {
 		tokens, all := s.Tags.AgentTokens(a.Tags)
-		wanted, err := tx.ListenerServices(ctx, a.UUID, tokens, all)
+		wanted, err := tx.ListenerServices(ctx, a.UUID, tokens, all, "")
 		if err != nil {
 			return nil, err
 		}

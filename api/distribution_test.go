@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
 )
@@ -25,14 +26,22 @@ func writeListeners(t *testing.T, st *store.Store, agentUUID string, services []
 		if err := tx.WriteRouterConfig(ctx, agentUUID, cfg); err != nil {
 			return err
 		}
-		var want []store.Entry
-		changed := map[store.Entry]bool{}
-		for _, s := range services {
-			e := store.Entry{Agent: agentUUID, Kind: store.KindListener, Service: s}
-			want = append(want, e)
-			changed[e] = slices.Contains(rewritten, s)
+		have, err := tx.RouterObjects(ctx, agentUUID, "")
+		if err != nil {
+			return err
 		}
-		return tx.SetAgentEntries(ctx, agentUUID, want, changed)
+		var write, drop []routerconfig.Held
+		changed := map[string]bool{}
+		for _, s := range services {
+			write = append(write, routerconfig.Held{Kind: store.KindListener, Service: s})
+			changed["listener/"+s] = !slices.ContainsFunc(have, func(h routerconfig.Held) bool { return h.Service == s }) || slices.Contains(rewritten, s)
+		}
+		for _, h := range have {
+			if !slices.Contains(services, h.Service) {
+				drop = append(drop, h)
+			}
+		}
+		return tx.SetRouterObjects(ctx, agentUUID, write, changed, drop)
 	})
 	if err != nil {
 		t.Fatalf("write listeners of %s: %v", agentUUID, err)

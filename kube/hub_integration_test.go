@@ -132,11 +132,11 @@ func TestUpdateHub(t *testing.T) {
 
 	// Removal: the service's pairs go, the hand-added one stays.
 	err := UpdateHub(ctx, cs, cfg, func(raw []byte) ([]byte, error) {
-		out, err := routerconfig.RemovePairs(raw, routerconfig.KindListener, []string{"checkout-listener"})
+		out, err := routerconfig.RemovePairs(raw, routerconfig.PairListener, []string{"checkout-listener"})
 		if err != nil {
 			return nil, err
 		}
-		return routerconfig.RemovePairs(out, routerconfig.KindConnector, []string{"checkout-connector"})
+		return routerconfig.RemovePairs(out, routerconfig.PairConnector, []string{"checkout-connector"})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"svcbridge/inventory"
 	"svcbridge/metrics"
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
@@ -128,8 +129,8 @@ func TestStoreGauges(t *testing.T) {
 					return err
 				}
 				// A deleted service whose listener is still on the hub.
-				entry := store.Entry{Agent: "a-1", Kind: store.KindListener, Service: "gone"}
-				if err := tx.SetAgentEntries(ctx, "a-1", []store.Entry{entry}, map[store.Entry]bool{entry: true}); err != nil {
+				gone := routerconfig.Held{Kind: store.KindListener, Service: "gone"}
+				if err := tx.SetRouterObjects(ctx, "a-1", []routerconfig.Held{gone}, map[string]bool{"listener/gone": true}, nil); err != nil {
 					return err
 				}
 				return tx.WriteRouterConfig(ctx, "a-1", []byte(`[]`))

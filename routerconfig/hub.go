@@ -15,8 +15,8 @@ const HubFileName = "skrouterd.json"
 
 // Kinds of the [kind, object] pairs svcbridge writes in the hub file.
 const (
-	KindListener  = "tcpListener"
-	KindConnector = "tcpConnector"
+	PairListener  = "tcpListener"
+	PairConnector = "tcpConnector"
 )
 
 // The hub file is a JSON array of [kind, object] pairs, for example
@@ -209,19 +209,19 @@ func UpsertPairs(raw []byte, listeners []Listener, connectors []Connector) ([]by
 		return nil, err
 	}
 	for _, l := range listeners {
-		if pairs, err = upsert(pairs, KindListener, l.Name, l); err != nil {
+		if pairs, err = upsert(pairs, PairListener, l.Name, l); err != nil {
 			return nil, err
 		}
 	}
 	for _, c := range connectors {
-		if pairs, err = upsert(pairs, KindConnector, c.Name, c); err != nil {
+		if pairs, err = upsert(pairs, PairConnector, c.Name, c); err != nil {
 			return nil, err
 		}
 	}
 	return formatHub(pairs)
 }
 
-// RemovePairs drops every pair of kind (KindListener or KindConnector) whose
+// RemovePairs drops every pair of kind (PairListener or PairConnector) whose
 // object is named one of names, and keeps every other pair as it was.
 func RemovePairs(raw []byte, kind string, names []string) ([]byte, error) {
 	pairs, err := parseHub(raw)

@@ -172,17 +172,17 @@ func TestRemovePairs(t *testing.T) {
 		names []string
 		want  string
 	}{
-		{"every pair of that kind and name, duplicates too", hub, KindListener, []string{"checkout-listener"},
+		{"every pair of that kind and name, duplicates too", hub, PairListener, []string{"checkout-listener"},
 			`[["router",{"id":"hub"}],["tcpConnector",{"name":"checkout-listener"}],["tcpListener",{"name":"ssh-listener","port":"10025","address":"ssh"}]]`},
-		{"several names", hub, KindListener, []string{"checkout-listener", "ssh-listener"},
+		{"several names", hub, PairListener, []string{"checkout-listener", "ssh-listener"},
 			`[["router",{"id":"hub"}],["tcpConnector",{"name":"checkout-listener"}]]`},
-		{"only that kind", hub, KindConnector, []string{"checkout-listener"},
+		{"only that kind", hub, PairConnector, []string{"checkout-listener"},
 			`[["tcpListener",{"name":"checkout-listener","port":"10024","address":"checkout"}],["router",{"id":"hub"}],` +
 				`["tcpListener",{"name":"ssh-listener","port":"10025","address":"ssh"}],["tcpListener",{"name":"checkout-listener","port":"9","address":"checkout"}]]`},
-		{"absent names change nothing", hub, KindListener, []string{"gone-listener"}, compactJSON(t, hub)},
-		{"nothing named", hub, KindListener, nil, compactJSON(t, hub)},
-		{"empty file", "", KindListener, []string{"checkout-listener"}, `[]`},
-		{"the seed file", seedHub, KindConnector, []string{"checkout-connector"},
+		{"absent names change nothing", hub, PairListener, []string{"gone-listener"}, compactJSON(t, hub)},
+		{"nothing named", hub, PairListener, nil, compactJSON(t, hub)},
+		{"empty file", "", PairListener, []string{"checkout-listener"}, `[]`},
+		{"the seed file", seedHub, PairConnector, []string{"checkout-connector"},
 			`[["tcpListener",{"name":"checkout-listener","port":"10024","address":"checkout"}]]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestHubInvalid(t *testing.T) {
 		if _, err := UpsertPairs([]byte(raw), []Listener{seedListener}, nil); err == nil || !strings.Contains(err.Error(), "skrouterd.json") {
 			t.Errorf("UpsertPairs(%s) error = %v, want a skrouterd.json error", raw, err)
 		}
-		if _, err := RemovePairs([]byte(raw), KindListener, []string{"x"}); err == nil {
+		if _, err := RemovePairs([]byte(raw), PairListener, []string{"x"}); err == nil {
 			t.Errorf("RemovePairs(%s) accepted it", raw)
 		}
 	}
@@ -217,10 +217,10 @@ func TestHubEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []HubEntry{
-		{KindListener, "a-listener", json.RawMessage(`{"name":"a-listener","port":"1"}`)},
+		{PairListener, "a-listener", json.RawMessage(`{"name":"a-listener","port":"1"}`)},
 		{"router", "", json.RawMessage(`{"id":"hub"}`)},
 		{"", "", json.RawMessage(`"x"`)},
-		{KindConnector, "b-connector", json.RawMessage(`{"name":"b-connector"}`)},
+		{PairConnector, "b-connector", json.RawMessage(`{"name":"b-connector"}`)},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("entries = %+v", got)

@@ -7,7 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -102,57 +103,85 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// Listener returns the raw tcpListener named name, if present.
-func (d *Doc) Listener(name string) (json.RawMessage, bool) {
-	v, ok := d.listeners[name]
+// Kinds of the objects svcbridge holds on a router.
+const (
+	KindListener  = "listener"
+	KindConnector = "connector"
+)
+
+// Held is one object svcbridge holds on a router. Objects are stored as
+// rows beside the router's base document (what anyone else wrote there),
+// so a change to one service writes one row, whatever the router holds.
+// JSON is nil for an object recorded before objects were rows: it is then
+// still in the base document.
+type Held struct {
+	Kind    string
+	Service string
+	JSON    json.RawMessage
+}
+
+// Name is the object's name in the document.
+func (h Held) Name() string {
+	if h.Kind == KindConnector {
+		return ConnectorName(h.Service)
+	}
+	return ListenerName(h.Service)
+}
+
+func (d *Doc) objects(kind string) map[string]json.RawMessage {
+	if kind == KindConnector {
+		return d.connectors
+	}
+	return d.listeners
+}
+
+// Get returns the raw object of a kind named name, if present.
+func (d *Doc) Get(kind, name string) (json.RawMessage, bool) {
+	v, ok := d.objects(kind)[name]
 	return v, ok
 }
 
-// Connector returns the raw tcpConnector named name, if present.
-func (d *Doc) Connector(name string) (json.RawMessage, bool) {
-	v, ok := d.connectors[name]
-	return v, ok
+// Set puts a raw object of a kind under name.
+func (d *Doc) Set(kind, name string, raw json.RawMessage) { d.objects(kind)[name] = raw }
+
+// Delete removes the object of a kind named name and reports whether it
+// was there.
+func (d *Doc) Delete(kind, name string) bool {
+	m := d.objects(kind)
+	_, ok := m[name]
+	delete(m, name)
+	return ok
 }
 
-// ListenerNames and ConnectorNames list the entries, sorted.
-func (d *Doc) ListenerNames() []string  { return sortedKeys(d.listeners) }
-func (d *Doc) ConnectorNames() []string { return sortedKeys(d.connectors) }
+// Names lists the names of a kind's objects, sorted.
+func (d *Doc) Names(kind string) []string {
+	return slices.Sorted(maps.Keys(d.objects(kind)))
+}
 
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// Owned reports whether svcbridge owns every object of a kind with this
+// name, whoever wrote it: every tcpListener named "...-listener" is
+// rebuilt from the services (seed 001).
+func Owned(kind, name string) bool {
+	return kind == KindListener && strings.HasSuffix(name, ListenerSuffix)
+}
+
+// Assemble is the document a router pulls: its base with the objects
+// svcbridge holds set over it. A base with nothing set over it is served
+// as stored.
+func Assemble(base []byte, held []Held) ([]byte, error) {
+	d, err := Parse(base)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	return keys
-}
-
-// SetListeners replaces every listener svcbridge owns (name ends with
-// ListenerSuffix) with want; other listeners stay.
-func (d *Doc) SetListeners(want []Listener) {
-	for name := range d.listeners {
-		if strings.HasSuffix(name, ListenerSuffix) {
-			delete(d.listeners, name)
+	set := false
+	for _, h := range held {
+		if h.JSON != nil {
+			d.Set(h.Kind, h.Name(), h.JSON)
+			set = true
 		}
 	}
-	for _, l := range want {
-		d.listeners[l.Name] = mustMarshal(l)
+	if !set {
+		return base, nil
 	}
-}
-
-// SetConnectors removes the connectors named in owned that are not in want,
-// then writes want. Connectors svcbridge did not write are left alone.
-func (d *Doc) SetConnectors(want []Connector, owned []string) {
-	keep := make(map[string]bool, len(want))
-	for _, c := range want {
-		keep[c.Name] = true
-	}
-	for _, name := range owned {
-		if !keep[name] {
-			delete(d.connectors, name)
-		}
-	}
-	for _, c := range want {
-		d.connectors[c.Name] = mustMarshal(c)
-	}
+	return d.Marshal(), nil
 }

@@ -6,18 +6,21 @@ import (
 	"testing"
 )
 
-func TestParseKeepsUnknownKeysThroughARewrite(t *testing.T) {
-	in := `{"addresses":[{"prefix":"x"}],"bridges":{"tcpListeners":{"human":{"name":"human","port":"1"},"old-listener":{"name":"old-listener"}},
-		"tcpConnectors":{"theirs":{"name":"theirs"},"gone-connector":{"name":"gone-connector"}},"httpListeners":{"h":{}}},"metadata":{"id":"r1"}}`
-	d, err := Parse([]byte(in))
+func TestAssembleKeepsUnknownKeys(t *testing.T) {
+	base := `{"addresses":[{"prefix":"x"}],"bridges":{"tcpListeners":{"human":{"name":"human","port":"1"}},
+		"tcpConnectors":{"theirs":{"name":"theirs"}},"httpListeners":{"h":{}}},"metadata":{"id":"r1"}}`
+	held := []Held{
+		{Kind: KindListener, Service: "checkout", JSON: json.RawMessage(`{"name":"checkout-listener","port":"10024","address":"checkout"}`)},
+		{Kind: KindConnector, Service: "checkout", JSON: json.RawMessage(`{"name":"checkout-connector","host":"orders.checkout","port":"8080","address":"checkout","processId":"p"}`)},
+		// Recorded before objects were rows: its object is the base's.
+		{Kind: KindConnector, Service: "legacy"},
+	}
+	doc, err := Assemble([]byte(base), held)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetListeners([]Listener{{Name: "checkout-listener", Port: "10024", Address: "checkout"}})
-	d.SetConnectors([]Connector{{Name: "checkout-connector", Host: "orders.checkout", Port: "8080", Address: "checkout", ProcessID: "p"}},
-		[]string{"gone-connector", "checkout-connector"})
 	var got map[string]any
-	if err := json.Unmarshal(d.Marshal(), &got); err != nil {
+	if err := json.Unmarshal(doc, &got); err != nil {
 		t.Fatal(err)
 	}
 	var want map[string]any
@@ -26,7 +29,30 @@ func TestParseKeepsUnknownKeysThroughARewrite(t *testing.T) {
 		"tcpConnectors":{"theirs":{"name":"theirs"},"checkout-connector":{"name":"checkout-connector","host":"orders.checkout","port":"8080","address":"checkout","processId":"p"}},
 		"httpListeners":{"h":{}}}}`), &want)
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("rewrite:\n got %v\nwant %v", got, want)
+		t.Errorf("assembled:\n got %v\nwant %v", got, want)
+	}
+	// Nothing set over the base: served exactly as stored.
+	if doc, _ := Assemble([]byte(base), held[2:]); string(doc) != base {
+		t.Errorf("base alone came back as %s", doc)
+	}
+	if _, err := Assemble([]byte("[]"), held); err == nil {
+		t.Error("a base that is not a router config assembled")
+	}
+}
+
+func TestOwnedIsEveryListenerNamedLikeOurs(t *testing.T) {
+	for _, c := range []struct {
+		kind, name string
+		want       bool
+	}{
+		{KindListener, "x-listener", true},
+		{KindListener, "mine", false},
+		{KindConnector, "x-connector", false}, // connectors: only those recorded as ours
+		{KindConnector, "x-listener", false},
+	} {
+		if got := Owned(c.kind, c.name); got != c.want {
+			t.Errorf("Owned(%s, %s) = %v, want %v", c.kind, c.name, got, c.want)
+		}
 	}
 }
 

@@ -2,7 +2,10 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 
 	"svcbridge/routerconfig"
@@ -22,85 +25,129 @@ type ConnectorWant struct {
 	Backend    Backend
 }
 
-// RouterPlan is the router config an agent should have.
+// RouterPlan is what to store for one router: its base document, when
+// objects svcbridge owns must leave it, and the rows of the objects it
+// holds there.
 type RouterPlan struct {
-	Config     []byte
-	Changed    bool     // Config differs from the current document
-	Listeners  []string // services listened for, sorted
-	Connectors []string // services connected to, sorted
-	// Rewritten names the objects whose content changed ("listener/x",
-	// "connector/x"), so their written-at time moves.
+	// Base is the base document to store when BaseChanged.
+	Base        []byte
+	BaseChanged bool
+	// Write are the objects to store (new, or their JSON differs);
+	// Delete the objects to drop (Kind and Service).
+	Write  []routerconfig.Held
+	Delete []routerconfig.Held
+	// Listeners and Connectors are the services the router holds a
+	// listener or connector of after the plan (within its scope), sorted.
+	Listeners  []string
+	Connectors []string
+	// Rewritten names the objects whose content the router sees change
+	// ("listener/x", "connector/x"), so their written-at time moves.
 	Rewritten map[string]bool
-	// Removed names the objects the plan takes out ("listener/x-listener").
+	// Removed names the objects the router no longer sees
+	// ("listener/x-listener").
 	Removed []string
 }
 
-// PlanRouter computes an agent's router config from its current document:
-// every "-listener" entry is rebuilt from listeners, connectors svcbridge
-// wrote earlier (ownedConnectors, service names) that are no longer wanted
-// go, wanted connectors are written; everything else stays as it is.
-func PlanRouter(current []byte, listeners []ListenerWant, connectors []ConnectorWant, ownedConnectors []string) (RouterPlan, error) {
-	doc, err := routerconfig.Parse(current)
+// Changed reports whether the document the router pulls changes.
+func (p RouterPlan) Changed() bool { return len(p.Rewritten) > 0 || len(p.Removed) > 0 }
+
+// PlanRouter decides what svcbridge holds on one router, from the stored
+// base document, the objects it holds there (have) and the services the
+// router must listen for and connect to. With scope nil, the wants are the
+// whole router's: every object not wanted goes, and so does every
+// "-listener" others wrote into the base (seed 001). With scope naming
+// services, the plan covers their objects alone, and its cost does not
+// depend on what else the router holds. Objects svcbridge owns never stay
+// in the base: a wanted one moves to its row, an unwanted one goes.
+func PlanRouter(base []byte, have []routerconfig.Held, listeners []ListenerWant, connectors []ConnectorWant, scope []string) (RouterPlan, error) {
+	doc, err := routerconfig.Parse(base)
 	if err != nil {
 		return RouterPlan{}, err
 	}
-	before, _ := routerconfig.Parse(current)
+	inScope := func(s string) bool { return scope == nil || slices.Contains(scope, s) }
 	plan := RouterPlan{Rewritten: map[string]bool{}}
-
-	ls := make([]routerconfig.Listener, 0, len(listeners))
+	held := map[heldKey]json.RawMessage{}
+	for _, h := range have {
+		if inScope(h.Service) {
+			held[heldKey{h.Kind, h.Service}] = h.JSON
+		}
+	}
+	// seen is the object the router sees now: its row, else the base's.
+	seen := func(k heldKey) (json.RawMessage, bool) {
+		if raw := held[k]; raw != nil {
+			return raw, true
+		}
+		return doc.Get(k.Kind, k.held().Name())
+	}
+	var wants []routerconfig.Held
 	for _, l := range listeners {
-		ls = append(ls, Listener(l.Service, l.BridgePort))
+		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindListener, Service: l.Service, JSON: mustJSON(Listener(l.Service, l.BridgePort))})
 		plan.Listeners = append(plan.Listeners, l.Service)
 	}
-	doc.SetListeners(ls)
-
-	cs := make([]routerconfig.Connector, 0, len(connectors))
 	for _, c := range connectors {
-		cs = append(cs, Connector(c.Service, c.TargetPort, c.Backend))
+		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindConnector, Service: c.Service, JSON: mustJSON(Connector(c.Service, c.TargetPort, c.Backend))})
 		plan.Connectors = append(plan.Connectors, c.Service)
 	}
-	owned := make([]string, len(ownedConnectors))
-	for i, s := range ownedConnectors {
-		owned[i] = routerconfig.ConnectorName(s)
+	wanted := map[heldKey]bool{}
+	for _, w := range wants {
+		k := heldKey{w.Kind, w.Service}
+		wanted[k] = true
+		if old, ok := seen(k); !ok || !sameJSON(old, w.JSON) {
+			plan.Rewritten[w.Kind+"/"+w.Service] = true
+		}
+		if raw, ok := held[k]; !ok || !bytes.Equal(raw, w.JSON) {
+			plan.Write = append(plan.Write, w)
+		}
+		plan.BaseChanged = doc.Delete(k.Kind, w.Name()) || plan.BaseChanged
 	}
-	doc.SetConnectors(cs, owned)
-
-	for _, l := range ls {
-		if old, ok := before.Listener(l.Name); !ok || !sameJSON(old, doc, l.Name, true) {
-			plan.Rewritten["listener/"+l.Address] = true
+	for _, k := range slices.SortedFunc(maps.Keys(held), compareHeld) {
+		if wanted[k] {
+			continue
+		}
+		plan.Delete = append(plan.Delete, k.held())
+		if _, ok := seen(k); ok {
+			plan.Removed = append(plan.Removed, k.Kind+"/"+k.held().Name())
+		}
+		plan.BaseChanged = doc.Delete(k.Kind, k.held().Name()) || plan.BaseChanged
+	}
+	if scope == nil {
+		for _, name := range doc.Names(routerconfig.KindListener) {
+			if routerconfig.Owned(routerconfig.KindListener, name) {
+				doc.Delete(routerconfig.KindListener, name)
+				plan.Removed = append(plan.Removed, routerconfig.KindListener+"/"+name)
+				plan.BaseChanged = true
+			}
 		}
 	}
-	for _, c := range cs {
-		if old, ok := before.Connector(c.Name); !ok || !sameJSON(old, doc, c.Name, false) {
-			plan.Rewritten["connector/"+c.Address] = true
-		}
-	}
-	for _, name := range before.ListenerNames() {
-		if _, ok := doc.Listener(name); !ok {
-			plan.Removed = append(plan.Removed, "listener/"+name)
-		}
-	}
-	for _, name := range before.ConnectorNames() {
-		if _, ok := doc.Connector(name); !ok {
-			plan.Removed = append(plan.Removed, "connector/"+name)
-		}
+	if plan.BaseChanged {
+		plan.Base = doc.Marshal()
 	}
 	sort.Strings(plan.Listeners)
 	sort.Strings(plan.Connectors)
-	plan.Config = doc.Marshal()
-	plan.Changed = !bytes.Equal(plan.Config, current)
 	return plan, nil
 }
 
-// sameJSON compares the old raw entry with the one now in doc, ignoring
-// formatting.
-func sameJSON(old []byte, doc *routerconfig.Doc, name string, listener bool) bool {
-	now, _ := doc.Connector(name)
-	if listener {
-		now, _ = doc.Listener(name)
+// heldKey names an object svcbridge holds on a router.
+type heldKey struct{ Kind, Service string }
+
+func (k heldKey) held() routerconfig.Held { return routerconfig.Held{Kind: k.Kind, Service: k.Service} }
+
+func compareHeld(a, b heldKey) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Service, b.Service))
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain structs of strings
 	}
-	var a, b bytes.Buffer
-	return json.Compact(&a, old) == nil && json.Compact(&b, now) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+	return b
+}
+
+// sameJSON compares two objects, ignoring formatting.
+func sameJSON(a, b []byte) bool {
+	var x, y bytes.Buffer
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // ReasonHub is why the hub router listens for a service: it holds the

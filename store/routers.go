@@ -2,14 +2,18 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
+	"strconv"
 	"time"
 
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 )
 
-// RouterConfig returns the router config document of an agent; ErrNotFound
+// RouterConfig returns the base router document of an agent: what anyone
+// but svcbridge wrote there (RouterObjects are svcbridge's); ErrNotFound
 // when the agent has no router.
 func (t *Tx) RouterConfig(ctx context.Context, agentUUID string) ([]byte, error) {
 	var cfg string
@@ -17,20 +21,32 @@ func (t *Tx) RouterConfig(ctx context.Context, agentUUID string) ([]byte, error)
 	return []byte(cfg), err
 }
 
-// LockRouterConfig reads an agent's router config and holds its row lock
-// (the hub lock) until the transaction ends, so concurrent writers of one
-// router queue instead of losing each other's entries.
+// LockRouterConfig reads an agent's base router document and holds its row
+// lock (the router's lock) until the transaction ends, so that writers of
+// one router queue instead of losing each other's entries.
 func (t *Tx) LockRouterConfig(ctx context.Context, agentUUID string) ([]byte, error) {
 	var cfg string
 	err := t.get(ctx, &cfg, `SELECT config FROM router_configs WHERE agent_uuid = ?`+t.forUpdate(), agentUUID)
 	return []byte(cfg), err
 }
 
-// WriteRouterConfig stores a new router config and raises the agent's
-// microserviceConfig flag in the same transaction.
+// WriteRouterConfig stores a new base router document and raises the
+// agent's microserviceConfig flag in the same transaction.
 func (t *Tx) WriteRouterConfig(ctx context.Context, agentUUID string, cfg []byte) error {
-	n, err := t.exec(ctx, `UPDATE router_configs SET config = ?, version = version + 1, updated_at = ? WHERE agent_uuid = ?`,
-		string(cfg), now(), agentUUID)
+	n, err := t.exec(ctx, `UPDATE router_configs SET config = ? WHERE agent_uuid = ?`, string(cfg), agentUUID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return t.RouterChanged(ctx, agentUUID)
+}
+
+// RouterChanged records that the document an agent pulls changed: a new
+// version (its ETag) and the raised microserviceConfig flag.
+func (t *Tx) RouterChanged(ctx context.Context, agentUUID string) error {
+	n, err := t.exec(ctx, `UPDATE router_configs SET version = version + 1, updated_at = ? WHERE agent_uuid = ?`, now(), agentUUID)
 	if err != nil {
 		return err
 	}
@@ -38,6 +54,79 @@ func (t *Tx) WriteRouterConfig(ctx context.Context, agentUUID string, cfg []byte
 		return ErrNotFound
 	}
 	return t.flagChange(ctx, agentUUID)
+}
+
+// RouterVersion names the content of an agent's router document: it
+// changes whenever the document does, and costs one row to read.
+func (t *Tx) RouterVersion(ctx context.Context, agentUUID string) (string, error) {
+	var v struct {
+		Version   int64     `db:"version"`
+		UpdatedAt time.Time `db:"updated_at"`
+	}
+	err := t.get(ctx, &v, `SELECT version, updated_at FROM router_configs WHERE agent_uuid = ?`, agentUUID)
+	// The time tells a router deleted and made again from the old one.
+	return strconv.FormatInt(v.Version, 10) + "-" + strconv.FormatInt(v.UpdatedAt.UnixNano(), 36), err
+}
+
+// RouterObjects lists the objects svcbridge holds on an agent's router:
+// all of them, or those of one service.
+func (t *Tx) RouterObjects(ctx context.Context, agentUUID, service string) ([]routerconfig.Held, error) {
+	var rows []struct {
+		Kind    string  `db:"kind"`
+		Service string  `db:"service_name"`
+		Object  *string `db:"object"`
+	}
+	query, args := `SELECT kind, service_name, object FROM router_entries WHERE agent_uuid = ?`, []any{agentUUID}
+	if service != "" {
+		query, args = query+` AND service_name = ?`, append(args, service)
+	}
+	if err := t.sel(ctx, &rows, query+` ORDER BY kind, service_name`, args...); err != nil {
+		return nil, err
+	}
+	out := make([]routerconfig.Held, len(rows))
+	for i, r := range rows {
+		out[i] = routerconfig.Held{Kind: r.Kind, Service: r.Service}
+		if r.Object != nil {
+			out[i].JSON = json.RawMessage(*r.Object)
+		}
+	}
+	return out, nil
+}
+
+// SetRouterObjects stores objects on an agent's router and drops others:
+// rows written or deleted one by one. An object in rewritten ("kind/service")
+// was written anew: its written-at time moves and it waits for the agent's
+// acknowledgement again; any other keeps its times.
+func (t *Tx) SetRouterObjects(ctx context.Context, agentUUID string, write []routerconfig.Held, rewritten map[string]bool, drop []routerconfig.Held) error {
+	for _, d := range drop {
+		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, agentUUID, d.Kind, d.Service); err != nil {
+			return err
+		}
+	}
+	if len(write) == 0 {
+		return nil
+	}
+	ts := now()
+	seq, err := t.changeSeq(ctx, agentUUID) // the change this write made visible (distribution.go)
+	if err != nil {
+		return err
+	}
+	for _, w := range write {
+		var object any
+		if w.JSON != nil {
+			object = string(w.JSON)
+		}
+		onConflict := `object = excluded.object`
+		if rewritten[w.Kind+"/"+w.Service] {
+			onConflict += `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`
+		}
+		_, err := t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq, object) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (agent_uuid, kind, service_name) DO UPDATE SET `+onConflict, agentUUID, w.Kind, w.Service, ts, seq, object)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flagChange raises microserviceConfig with a lastUpdated strictly greater
@@ -92,8 +181,8 @@ type Entry struct {
 
 // Entry kinds.
 const (
-	KindListener  = "listener"
-	KindConnector = "connector"
+	KindListener  = routerconfig.KindListener
+	KindConnector = routerconfig.KindConnector
 )
 
 // AgentEntries lists what svcbridge wrote into an agent's router config.
@@ -108,69 +197,33 @@ func (t *Tx) ServiceEntries(ctx context.Context, service string) ([]Entry, error
 	return es, t.sel(ctx, &es, `SELECT agent_uuid, kind, service_name, written_at FROM router_entries WHERE service_name = ? ORDER BY agent_uuid, kind`, service)
 }
 
-// SetAgentEntries makes the recorded entries of an agent equal want.
-// Entries in changed (written anew) get a new written_at; others keep theirs.
-func (t *Tx) SetAgentEntries(ctx context.Context, agentUUID string, want []Entry, changed map[Entry]bool) error {
-	have, err := t.AgentEntries(ctx, agentUUID)
-	if err != nil {
-		return err
-	}
-	key := func(e Entry) Entry { return Entry{Agent: agentUUID, Kind: e.Kind, Service: e.Service} }
-	wanted := make(map[Entry]bool, len(want))
-	for _, e := range want {
-		wanted[key(e)] = true
-	}
-	had := make(map[Entry]bool, len(have))
-	for _, e := range have {
-		k := key(e)
-		had[k] = true
-		if !wanted[k] {
-			if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, agentUUID, e.Kind, e.Service); err != nil {
-				return err
-			}
-		}
-	}
-	ts := now()
-	seq, err := t.changeSeq(ctx, agentUUID) // the change this write made visible (distribution.go)
-	if err != nil {
-		return err
-	}
-	for k := range wanted {
-		switch {
-		case !had[k]:
-			_, err = t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq) VALUES (?, ?, ?, ?, ?)`, agentUUID, k.Kind, k.Service, ts, seq)
-		case changed[k]:
-			_, err = t.exec(ctx, `UPDATE router_entries SET written_at = ?, change_seq = ?, acknowledged_at = NULL WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, ts, seq, agentUUID, k.Kind, k.Service)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ListenerServices returns the services an agent's router listens for:
 // those its distribution tokens select (every service when all), and
-// those placed with their hub listener on it.
-func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, tokens []string, all bool) ([]service.ListenerWant, error) {
+// those placed with their hub listener on it; of them, only the service
+// named only when it is not "".
+func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, tokens []string, all bool, only string) ([]service.ListenerWant, error) {
+	filter, args := "", []any{}
+	if only != "" {
+		filter, args = ` AND s.name = ?`, []any{only}
+	}
 	var tagged []service.ListenerWant
 	switch {
 	case all:
-		if err := t.sel(ctx, &tagged, `SELECT name, bridge_port, 'all' AS reason FROM services`); err != nil {
+		if err := t.sel(ctx, &tagged, `SELECT s.name, s.bridge_port, 'all' AS reason FROM services s WHERE TRUE`+filter, args...); err != nil {
 			return nil, err
 		}
 	case len(tokens) > 0:
-		query, args, err := t.in(`SELECT s.name, s.bridge_port, MIN(g.tag) AS reason FROM services s
-			JOIN service_tags g ON g.service_name = s.name WHERE g.tag IN (?) GROUP BY s.name, s.bridge_port`, tokens)
+		query, targs, err := t.in(`SELECT s.name, s.bridge_port, MIN(g.tag) AS reason FROM services s
+			JOIN service_tags g ON g.service_name = s.name WHERE g.tag IN (?)`+filter+` GROUP BY s.name, s.bridge_port`, append([]any{tokens}, args...)...)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.sel(ctx, &tagged, query, args...); err != nil {
+		if err := t.sel(ctx, &tagged, query, targs...); err != nil {
 			return nil, err
 		}
 	}
 	var hubbed []service.ListenerWant
-	if err := t.sel(ctx, &hubbed, `SELECT name, bridge_port, '' AS reason FROM services WHERE hub_site = ?`, agentUUID); err != nil {
+	if err := t.sel(ctx, &hubbed, `SELECT s.name, s.bridge_port, '' AS reason FROM services s WHERE s.hub_site = ?`+filter, append([]any{agentUUID}, args...)...); err != nil {
 		return nil, err
 	}
 	return mergeListeners(tagged, hubbed), nil
@@ -196,8 +249,8 @@ func mergeListeners(tagged, hubbed []service.ListenerWant) []service.ListenerWan
 }
 
 // ConnectorServices returns the services placed with their connector on
-// an agent's router.
-func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode string) ([]service.ConnectorWant, error) {
+// an agent's router; only the service named only when it is not "".
+func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode, only string) ([]service.ConnectorWant, error) {
 	var rows []struct {
 		Name        string `db:"name"`
 		Type        string `db:"type"`
@@ -207,12 +260,16 @@ func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode string
 		MsName      string `db:"ms_name"`
 		HostNetwork bool   `db:"host_network_mode"`
 	}
+	filter, args := "", []any{service.TypeMicroservice, agentUUID}
+	if only != "" {
+		filter, args = ` AND s.name = ?`, append(args, only)
+	}
 	err := t.sel(ctx, &rows, `SELECT s.name, s.type, s.resource, s.target_port,
 			COALESCE(m.application, '') AS application, COALESCE(m.name, '') AS ms_name,
 			COALESCE(m.host_network_mode, FALSE) AS host_network_mode
 		FROM services s LEFT JOIN microservices m ON s.type = ? AND m.uuid = s.resource
-		WHERE s.connector_site = ?
-		ORDER BY s.name`, service.TypeMicroservice, agentUUID)
+		WHERE s.connector_site = ?`+filter+`
+		ORDER BY s.name`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -592,7 +592,7 @@ func TestDistributionStoreDirectionsAgree(t *testing.T) {
 				// agent → services, and both against the rule
 				for _, a := range agents {
 					toks, all := rule.AgentTokens(a.Tags)
-					ls, err := tx.ListenerServices(ctx, a.UUID, toks, all)
+					ls, err := tx.ListenerServices(ctx, a.UUID, toks, all, "")
 					if err != nil {
 						return err
 					}

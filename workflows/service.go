@@ -153,8 +153,8 @@ func (l localSteps) Plan(name string) (plan activities.ServicePlan, err error) {
 	return plan, err
 }
 
-func (l localSteps) ReconcileAgents(sites []string) error {
-	return workflow.ExecuteLocalActivity(l.local(), a.ReconcileAgents, sites).Get(l.ctx, nil)
+func (l localSteps) ReconcileAgents(name string, sites []string) error {
+	return workflow.ExecuteLocalActivity(l.local(), a.ReconcileAgents, name, sites).Get(l.ctx, nil)
 }
 
 func (l localSteps) Kube(name string) (kr activities.KubeResult, err error) {

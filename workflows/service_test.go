@@ -33,7 +33,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: false, Sites: []string{"hub"}}, nil).Once()
-	env.OnActivity(a.ReconcileAgents, mock.Anything, []string{"hub"}).Return(nil).Once()
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
 	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v; want a clean end", env.IsWorkflowCompleted(), env.GetWorkflowError())
@@ -51,8 +51,8 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 		}
 		return plan, nil
 	})
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	var finished []activities.Finish
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f activities.Finish) (string, error) {
 		finished = append(finished, f)
@@ -146,7 +146,7 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	maxIterations = 3
 	env := newEnv(t)
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Duration(i)*time.Minute)
@@ -166,7 +166,7 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 	}
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
 	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	var mu sync.Mutex // the chunks' activities run at once
 	var sizes []int
