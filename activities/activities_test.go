@@ -298,7 +298,9 @@ func TestObjectsMoveOutOfADocumentFromBeforeRows(t *testing.T) {
 					return err
 				}
 				after, err := tx.AgentEntries(ctx, f.hub.UUID)
-				if !slices.EqualFunc(after, entries, func(a, b store.Entry) bool { return a.Kind == b.Kind && a.Service == b.Service && a.WrittenAt.Equal(b.WrittenAt) }) {
+				if !slices.EqualFunc(after, entries, func(a, b store.Entry) bool {
+					return a.Kind == b.Kind && a.Service == b.Service && a.WrittenAt.Equal(b.WrittenAt)
+				}) {
 					t.Errorf("entries after the move %+v, want %+v", after, entries)
 				}
 				return err
