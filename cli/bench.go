@@ -22,6 +22,10 @@ import (
 // Bench scenarios, in the order "all" runs them.
 var benchScenarios = []string{"create-latency", "concurrent-creates", "fanout", "tag-edits"}
 
+// benchLong are the scenarios "all" leaves out: they take long, and run
+// only when named.
+var benchLong = []string{"scale"}
+
 const benchHelp = `Drive a svcbridge server through measured scenarios and print one JSON line of
 figures per scenario. Without --server, bench starts an embedded svcbridge (store,
 Temporal server, worker and API on loopback ports, files in a temporary directory)
@@ -41,6 +45,9 @@ Scenarios (--scenario, default all):
                       service per client, each edited --n/--clients times in turn
                       between tags [x] and [y]: edit -> the listeners are on
                       exactly the agents the tag rule selects.
+  scale               not in all (it is long): grows the system to --n services
+                      in --steps steps, and measures each step, the empty
+                      system first (step 0). See below.
 
 Outcomes are seen by one observer per scenario that lists the services (and, for
 fanout and tag-edits, reads the agents' routers) every --poll: the load bench adds
@@ -57,9 +64,37 @@ created service ready with its listener on the hub router at its bridgePort;
 fanout: every agent's router holds every listener; tag-edits: each agent's
 listeners are exactly what the rule selects.
 
-Every object bench creates is named bench-<run>-..., and deleted at the end. The
-server needs a default router (hub); an embedded server gets one. The exit code is
-1 when any scenario had errors or lost entries.`
+scale prints one line per step, as soon as the step is done: step 0 on the
+system as it is, then steps 1..--steps, step k filling up to k*n/steps
+services in all (counting those the server already had). A step's fill
+creates external services with no tags (they select no agent: no fan-out)
+on --clients clients (default 50 for scale), each POST as soon as the last
+was answered, while one reader loops GET /api/v3/services?limit=500; the fill
+ends when every service it created is ready (or failed), seen by listing all
+the services every max(--poll, 100ms), or after --ready-timeout with the rest
+counted pending. Then, on the system at rest: --reads each of GET
+/api/v3/services?limit=500, of the whole list, of the hub's router document
+(GET /api/v3/agents/{hub}/router: 200, then with If-None-Match: <its ETag>,
+which should be 304), and the server's RSS (process_resident_memory_bytes of
+its /metrics; an embedded server is this process, so /proc/self/status when
+/metrics does not answer); last, --samples services created one at a time,
+create -> ready as create-latency measures it (they stay, and count toward
+the next step). Each line: {"scenario", "step", "target", "services",
+"clients", "filled", "fill_s", "fill_rate_per_s" (services ready per second
+of fill), "post_rate_per_s" (POSTs answered per second), "post_p50_ms",
+"post_p99_ms", "gets", "get_p50_ms", "get_p99_ms" (the reader's, during the
+fill), "pending", "samples", "create_ready_p50_ms", "create_ready_p90_ms",
+"list500_p50_ms", "list_all_p50_ms", "list_all_kb", "hub_agent",
+"hub_doc_ms", "hub_doc_kb", "hub_doc_304_ms", "hub_304", "hub_note" (why a
+hub figure is missing, e.g. no hub agent), "rss_mb" (MiB), "rss_from"
+("metrics" or "proc"), "errors", "wall_s"}; "services" is how many the whole
+list held. Against --server, deleting a large --n at the end takes a while.
+
+Every object bench creates is named bench-<run>-..., and deleted at the end
+(scale leaves an embedded server's: it is discarded whole). The server needs a
+default router (hub), except for scale, which says in its lines when there is
+none; an embedded server gets one. The exit code is 1 when any scenario had
+errors or lost entries (scale: errors or services still pending).`
 
 type benchConfig struct {
 	server    string
@@ -72,6 +107,12 @@ type benchConfig struct {
 	settle    time.Duration
 	tagPrefix string
 	token     string
+
+	// scale
+	steps        int
+	samples      int
+	reads        int
+	readyTimeout time.Duration
 }
 
 // BenchResult is one scenario's figures, one JSON line.
@@ -96,7 +137,7 @@ func benchCmd(o Options) *cobra.Command {
 		Use:     "bench",
 		Short:   "Measure a svcbridge server (or an embedded one): latency, throughput, fan-out, tag edits",
 		Long:    benchHelp + "\n" + exitCodesHelp,
-		Example: "  svcbridge bench\n  svcbridge bench --scenario fanout --n 50 --agents 100\n  svcbridge bench --server http://127.0.0.1:8080 --scenario create-latency --n 20",
+		Example: "  svcbridge bench\n  svcbridge bench --scenario fanout --n 50 --agents 100\n  svcbridge bench --server http://127.0.0.1:8080 --scenario create-latency --n 20\n  svcbridge bench --scenario scale --n 10000",
 		Args:    cobra.NoArgs,
 		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd, o, cfg)
@@ -105,16 +146,20 @@ func benchCmd(o Options) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.server, "server", "", "svcbridge API URL to measure (default: start an embedded svcbridge)")
 	f.StringVar(&cfg.token, "token", "", "bearer token for --server (env SVCBRIDGE_TOKEN)")
-	f.StringVar(&cfg.scenario, "scenario", "all", "all, or one of "+strings.Join(benchScenarios, ", "))
-	f.IntVar(&cfg.n, "n", 100, "services (create-latency, concurrent-creates, fanout) or tag edits (tag-edits)")
-	f.IntVar(&cfg.clients, "clients", 10, "concurrent clients")
+	f.StringVar(&cfg.scenario, "scenario", "all", "all (which leaves out "+strings.Join(benchLong, ", ")+"), or one of "+strings.Join(append(slices.Clone(benchScenarios), benchLong...), ", "))
+	f.IntVar(&cfg.n, "n", 100, "services (create-latency, concurrent-creates, fanout; scale: in all at the last step) or tag edits (tag-edits)")
+	f.IntVar(&cfg.clients, "clients", 10, "concurrent clients (scale: 50 unless set)")
 	f.IntVar(&cfg.agents, "agents", 10, "agents for fanout and tag-edits")
 	f.DurationVar(&cfg.opTimeout, "op-timeout", time.Minute, "how long one operation may take before it counts as an error")
 	f.DurationVar(&cfg.poll, "poll", 5*time.Millisecond, "how often an operation's outcome is polled")
 	f.DurationVar(&cfg.settle, "settle", 15*time.Second, "how long the final consistency check waits for convergence")
 	f.StringVar(&cfg.tagPrefix, "tag-prefix", "service.iofog.org/tag", "the server's SERVICE_ANNOTATION_TAG")
+	f.IntVar(&cfg.steps, "steps", 4, "scale: steps after the empty system (step 0)")
+	f.IntVar(&cfg.samples, "samples", 20, "scale: one-at-a-time creates timed create -> ready per step (0: none)")
+	f.IntVar(&cfg.reads, "reads", 5, "scale: timed reads per step of each list and of the hub's router document")
+	f.DurationVar(&cfg.readyTimeout, "ready-timeout", 10*time.Minute, "scale: how long a fill waits, after its last create, for every service to be ready")
 	cmd.RegisterFlagCompletionFunc("scenario", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return append([]string{"all"}, benchScenarios...), cobra.ShellCompDirectiveNoFileComp
+		return append(append([]string{"all"}, benchScenarios...), benchLong...), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
@@ -122,13 +167,19 @@ func benchCmd(o Options) *cobra.Command {
 func runBench(cmd *cobra.Command, o Options, cfg benchConfig) error {
 	scenarios := benchScenarios
 	if cfg.scenario != "all" {
-		if !slices.Contains(benchScenarios, cfg.scenario) {
-			return fmt.Errorf("invalid --scenario %q: want all or one of %s", cfg.scenario, strings.Join(benchScenarios, ", "))
+		if !slices.Contains(benchScenarios, cfg.scenario) && !slices.Contains(benchLong, cfg.scenario) {
+			return fmt.Errorf("invalid --scenario %q: want all or one of %s", cfg.scenario, strings.Join(append(slices.Clone(benchScenarios), benchLong...), ", "))
 		}
 		scenarios = []string{cfg.scenario}
 	}
+	if cfg.scenario == "scale" && !cmd.Flags().Changed("clients") {
+		cfg.clients = 50
+	}
 	if cfg.n < 1 || cfg.clients < 1 || cfg.agents < 1 {
 		return errors.New("--n, --clients and --agents must be at least 1")
+	}
+	if cfg.steps < 1 || cfg.reads < 1 || cfg.samples < 0 {
+		return errors.New("--steps and --reads must be at least 1, --samples at least 0")
 	}
 	if cfg.poll <= 0 {
 		cfg.poll = 5 * time.Millisecond
@@ -158,14 +209,22 @@ func runBench(cmd *cobra.Command, o Options, cfg benchConfig) error {
 	if token == "" && !embedded {
 		token = strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN"))
 	}
-	b := &bench{c: &Client{Server: server, Token: token}, cfg: cfg, run: runID(), errOut: errOut}
-	if err := b.setup(ctx, embedded); err != nil {
+	b := &bench{c: &Client{Server: server, Token: token}, cfg: cfg, run: runID(), errOut: errOut, embedded: embedded}
+	if err := b.setup(ctx, embedded, cfg.scenario != "scale"); err != nil {
 		return err
 	}
 	defer b.teardown()
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	var bad []string
 	for _, sc := range scenarios {
+		if sc == "scale" {
+			problems, err := b.scale(ctx, enc)
+			if err != nil {
+				return fmt.Errorf("bench %s: %w", sc, err)
+			}
+			bad = append(bad, problems...)
+			continue
+		}
 		r, err := b.scenario(ctx, sc)
 		if err != nil {
 			return fmt.Errorf("bench %s: %w", sc, err)
@@ -198,13 +257,19 @@ type bench struct {
 	errOut io.Writer
 	hub    Agent
 	ownHub bool
+	// embedded: the server is this process's, discarded at the end.
+	embedded bool
+	// keepHub: teardown leaves the hub (its server is discarded anyway).
+	keepHub bool
 
 	mu       sync.Mutex
 	reported int
 }
 
-// setup finds the hub, creating one on an embedded server.
-func (b *bench) setup(ctx context.Context, embedded bool) error {
+// setup finds the hub, creating one on an embedded server. Without
+// needHub, a server with no default router is measured as it is (b.hub
+// stays empty).
+func (b *bench) setup(ctx context.Context, embedded, needHub bool) error {
 	agents, err := b.c.ListAgents(ctx)
 	if err != nil {
 		return err
@@ -214,6 +279,10 @@ func (b *bench) setup(ctx context.Context, embedded bool) error {
 			b.hub = a
 			return nil
 		}
+	}
+	if !embedded && !needHub {
+		fmt.Fprintln(b.errOut, "bench: the server has no default router (hub): measuring it as it is")
+		return nil
 	}
 	if !embedded {
 		return errors.New("the server has no default router (hub); bench needs one: create an agent with defaultRouter: true and routerMode interior")
@@ -225,7 +294,7 @@ func (b *bench) setup(ctx context.Context, embedded bool) error {
 }
 
 func (b *bench) teardown() {
-	if !b.ownHub {
+	if !b.ownHub || b.keepHub {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -509,6 +578,17 @@ func (b *bench) creates(ctx context.Context, scenario, kind string, clients int)
 	for i := range names {
 		names[i] = b.serviceName(kind, i)
 	}
+	lat, mine, wall := b.createUntilReady(ctx, scenario, names, clients)
+	lost := b.settle(ctx, func(ctx context.Context) (int, error) { return b.lostOnHub(ctx, mine) })
+	b.cleanup(mine, []string{b.hub.UUID}, nil)
+	return lat.result(scenario, n, clients, 0, wall, lost), ctx.Err()
+}
+
+// createUntilReady creates the external services names on clients
+// clients, each until it is ready, and returns each one's create -> ready,
+// those that were created, and the wall time.
+func (b *bench) createUntilReady(ctx context.Context, scenario string, names []string, clients int) (*latencies, []string, time.Duration) {
+	n := len(names)
 	var lat latencies
 	created := make([]bool, n)
 	obs := b.observe(ctx, nil)
@@ -533,9 +613,7 @@ func (b *bench) creates(ctx context.Context, scenario, kind string, clients int)
 			mine = append(mine, names[i])
 		}
 	}
-	lost := b.settle(ctx, func(ctx context.Context) (int, error) { return b.lostOnHub(ctx, mine) })
-	b.cleanup(mine, []string{b.hub.UUID}, nil)
-	return lat.result(scenario, n, clients, 0, wall, lost), ctx.Err()
+	return &lat, mine, wall
 }
 
 // settle runs a consistency check until it finds nothing lost or --settle
@@ -810,7 +888,7 @@ func cmpErr(old, new error) error {
 // cleanup deletes the services, waits (bounded) until the routers no
 // longer hold them, then deletes the agents. It runs even when ctx ended.
 func (b *bench) cleanup(services []string, routers []string, agents []Agent) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(len(services))*100*time.Millisecond)
 	defer cancel()
 	parallel(ctx, len(services), 8, func(i int) {
 		if err := b.c.DeleteService(ctx, services[i]); err != nil && !NotFound(err) {

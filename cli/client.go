@@ -29,8 +29,8 @@ type Client struct {
 	// DryRun sends every write with ?dryRun=true: the server checks it
 	// and answers what it would do, storing nothing (see CheckDryRun).
 	DryRun bool
-	// lastWrite is the body of the latest 2xx answer to a write, for
-	// diff: in a dry run, what the object would be.
+	// lastWrite is the body of the latest 2xx answer to a dry-run write,
+	// for diff: what the object would be.
 	lastWrite []byte
 	// unauthorized, when set, is added to a 401's message: where the
 	// token came from, and what to do.
@@ -249,7 +249,8 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 && resp.Header.Get("X-Dry-Run") != "true" {
 		return resp.StatusCode, resp.Header, out, fmt.Errorf("%s %s: the server did not answer as a dry run: it may have made the change", method, path)
 	}
-	if method != http.MethodGet && resp.StatusCode/100 == 2 {
+	// Only dry runs (diff) record it: bench's clients write at once.
+	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 {
 		c.lastWrite = out
 	}
 	if resp.StatusCode/100 != 2 {

@@ -819,3 +819,65 @@ func TestCLIBenchEmbedded(t *testing.T) {
 		t.Errorf("bench did not say where its embedded server ran:\n%s", r)
 	}
 }
+
+// TestCLIBenchScale runs the scale scenario small on the embedded server:
+// step 0 on the empty system, then two fills of 20, each until every
+// service is ready, and the hub's router document answered 304 when
+// unchanged.
+func TestCLIBenchScale(t *testing.T) {
+	r := runCLI(t, "", "bench", "--scenario", "scale", "--n", "40", "--steps", "2", "--samples", "3", "--reads", "2")
+	if r.code != 0 {
+		t.Fatalf("bench --scenario scale: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("bench printed %d lines, want 3 (steps 0, 1, 2):\n%s", len(lines), r)
+	}
+	for i, line := range lines {
+		var res struct {
+			Scenario       string   `json:"scenario"`
+			Step           int      `json:"step"`
+			Target         int      `json:"target"`
+			Services       int      `json:"services"`
+			Clients        int      `json:"clients"`
+			Filled         int      `json:"filled"`
+			FillRate       float64  `json:"fill_rate_per_s"`
+			PostRate       float64  `json:"post_rate_per_s"`
+			PostP99        float64  `json:"post_p99_ms"`
+			Gets           int      `json:"gets"`
+			GetP99         float64  `json:"get_p99_ms"`
+			Pending        int      `json:"pending"`
+			Samples        int      `json:"samples"`
+			CreateReadyP50 float64  `json:"create_ready_p50_ms"`
+			CreateReadyP90 float64  `json:"create_ready_p90_ms"`
+			List500P50     *float64 `json:"list500_p50_ms"`
+			ListAllP50     *float64 `json:"list_all_p50_ms"`
+			HubAgent       string   `json:"hub_agent"`
+			HubDocKB       float64  `json:"hub_doc_kb"`
+			Hub304MS       *float64 `json:"hub_doc_304_ms"`
+			Hub304         bool     `json:"hub_304"`
+			HubNote        string   `json:"hub_note"`
+			RSSMB          float64  `json:"rss_mb"`
+			RSSFrom        string   `json:"rss_from"`
+			Errors         int      `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(line), &res); err != nil {
+			t.Fatalf("bench line %q: %v", line, err)
+		}
+		// Step 0's 3 samples count toward step 1: each fill creates 17.
+		target, filled := 20*i, 17
+		if i == 0 {
+			filled = 0
+		}
+		if res.Scenario != "scale" || res.Step != i || res.Target != target || res.Services != target || res.Filled != filled ||
+			res.Clients != 50 || res.Pending != 0 || res.Errors != 0 || res.Samples != 3 ||
+			res.CreateReadyP50 <= 0 || res.CreateReadyP90 < res.CreateReadyP50 || res.List500P50 == nil || res.ListAllP50 == nil ||
+			!strings.HasPrefix(res.HubAgent, "bench-") || !res.Hub304 || res.Hub304MS == nil || res.HubNote != "" ||
+			res.RSSMB <= 0 || res.RSSFrom != "metrics" {
+			t.Errorf("bench line %d: %s", i, line)
+		}
+		if i > 0 && (res.FillRate <= 0 || res.PostRate <= 0 || res.PostP99 <= 0 || res.Gets == 0 || res.HubDocKB <= 0) {
+			t.Errorf("bench line %d, the fill: %s", i, line)
+		}
+	}
+}

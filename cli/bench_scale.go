@@ -1,0 +1,448 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ScaleStep is one step of the scale scenario, one JSON line: how the
+// system answers with Services services in it (see benchHelp).
+type ScaleStep struct {
+	Scenario string `json:"scenario"`
+	Step     int    `json:"step"`
+	// Target is how many services the step fills up to; Services how
+	// many the whole list held when the reads were measured.
+	Target   int `json:"target"`
+	Services int `json:"services"`
+	Clients  int `json:"clients"`
+
+	// The fill: Filled services created by Clients clients, until every
+	// one was ready (FillS); the reader's GET ?limit=500 meanwhile.
+	Filled   int     `json:"filled"`
+	FillS    float64 `json:"fill_s"`
+	FillRate float64 `json:"fill_rate_per_s"`
+	PostRate float64 `json:"post_rate_per_s"`
+	PostP50  float64 `json:"post_p50_ms"`
+	PostP99  float64 `json:"post_p99_ms"`
+	Gets     int     `json:"gets"`
+	GetP50   float64 `json:"get_p50_ms"`
+	GetP99   float64 `json:"get_p99_ms"`
+	// Pending: services of the fill not ready after --ready-timeout.
+	Pending int `json:"pending"`
+
+	// At rest.
+	Samples        int     `json:"samples"`
+	CreateReadyP50 float64 `json:"create_ready_p50_ms"`
+	CreateReadyP90 float64 `json:"create_ready_p90_ms"`
+	List500P50     float64 `json:"list500_p50_ms"`
+	ListAllP50     float64 `json:"list_all_p50_ms"`
+	ListAllKB      float64 `json:"list_all_kb"`
+	HubAgent       string  `json:"hub_agent"`
+	HubDocMS       float64 `json:"hub_doc_ms"`
+	HubDocKB       float64 `json:"hub_doc_kb"`
+	Hub304MS       float64 `json:"hub_doc_304_ms"`
+	Hub304         bool    `json:"hub_304"`
+	HubNote        string  `json:"hub_note,omitempty"`
+	RSSMB          float64 `json:"rss_mb"`
+	RSSFrom        string  `json:"rss_from"`
+
+	Errors int     `json:"errors"`
+	WallS  float64 `json:"wall_s"`
+}
+
+// scale runs the scale scenario, printing each step's line as it ends,
+// and returns the problems it found (errors, services never ready).
+func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) {
+	const scenario = "scale"
+	cfg := b.cfg
+	// 50 clients need as many kept-alive connections: the default
+	// transport keeps 2 per host and would open a new one per request.
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = cfg.clients + 8
+	b.c.HTTP = &http.Client{Timeout: defaultHTTP.Timeout, Transport: t}
+	defer t.CloseIdleConnections()
+
+	all, err := b.listStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the services: %w", err)
+	}
+	present := len(all)
+	var mine []string // every service this run asked for
+	if b.embedded {
+		// The embedded server, its hub with it, is discarded whole.
+		b.keepHub = true
+	} else {
+		defer func() { b.cleanup(mine, nonEmpty(b.hub.UUID), nil) }()
+	}
+	var bad []string
+	hub := b.hub.UUID
+	fills, samples := 0, 0
+	for step := 0; step <= cfg.steps; step++ {
+		b.mu.Lock()
+		b.reported = 0
+		b.mu.Unlock()
+		start := time.Now()
+		r := ScaleStep{Scenario: scenario, Step: step, Target: step * cfg.n / cfg.steps, Clients: cfg.clients, HubAgent: b.hub.Name}
+		if fill := r.Target - present; step > 0 && fill > 0 {
+			fmt.Fprintf(b.errOut, "bench: scale step %d/%d: filling %d services (%d in all)...\n", step, cfg.steps, fill, r.Target)
+			names := make([]string, fill)
+			for i := range names {
+				names[i] = b.serviceName("s", fills+i)
+			}
+			fills += fill
+			mine = append(mine, names...)
+			if h := b.scaleFill(ctx, &r, names); h != "" {
+				hub = h
+			}
+		}
+		if ctx.Err() != nil {
+			return bad, ctx.Err()
+		}
+		b.scaleReads(ctx, &r, hub)
+		if r.Services > 0 {
+			present = r.Services
+		}
+		r.RSSMB, r.RSSFrom = b.rss(ctx)
+		if cfg.samples > 0 {
+			names := make([]string, cfg.samples)
+			for i := range names {
+				names[i] = b.serviceName("r", samples+i)
+			}
+			samples += cfg.samples
+			mine = append(mine, names...)
+			lat, created, _ := b.createUntilReady(ctx, scenario, names, 1)
+			present += len(created)
+			r.Samples = len(lat.ok)
+			r.Errors += lat.errors
+			if len(lat.ok) > 0 {
+				slices.Sort(lat.ok)
+				r.CreateReadyP50, r.CreateReadyP90 = percentile(lat.ok, 0.50), percentile(lat.ok, 0.90)
+			}
+		}
+		r.WallS = round(time.Since(start).Seconds(), 3)
+		if err := enc.Encode(r); err != nil {
+			return bad, err
+		}
+		if r.Errors > 0 || r.Pending > 0 {
+			bad = append(bad, fmt.Sprintf("%s step %d: %s, %d pending", scenario, step, plural(r.Errors, "error", "errors"), r.Pending))
+		}
+		if ctx.Err() != nil {
+			return bad, ctx.Err()
+		}
+	}
+	return bad, nil
+}
+
+func nonEmpty(s ...string) []string {
+	return slices.DeleteFunc(s, func(s string) bool { return s == "" })
+}
+
+// scaleFill creates names on --clients clients while one reader loops GET
+// /api/v3/services?limit=500, then waits until every one is ready. It
+// returns the hub agent the services' placement names ("" if none).
+func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) string {
+	const scenario = "scale"
+	var posts, gets latencies
+	stop, readerDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, _, _, d, err := b.timedGet(ctx, "/api/v3/services?limit=500", nil)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				b.opError(scenario, fmt.Errorf("GET /api/v3/services?limit=500: %w", err))
+				time.Sleep(10 * time.Millisecond)
+			}
+			gets.add(d, err)
+		}
+	}()
+	var mu sync.Mutex
+	var created []string
+	start := time.Now()
+	parallel(ctx, len(names), b.cfg.clients, func(i int) {
+		t0 := time.Now()
+		_, err := b.c.CreateService(ctx, externalService(names[i], nil))
+		posts.add(time.Since(t0), err)
+		if err != nil {
+			b.opError(scenario, fmt.Errorf("%s: %w", names[i], err))
+			return
+		}
+		mu.Lock()
+		created = append(created, names[i])
+		mu.Unlock()
+	})
+	postWall := time.Since(start)
+	ready, failed, pending, hub, at := b.waitReady(ctx, created)
+	close(stop)
+	<-readerDone
+
+	fill := at.Sub(start)
+	r.Filled = len(created)
+	r.FillS = round(fill.Seconds(), 3)
+	r.FillRate = round(float64(ready)/fill.Seconds(), 2)
+	r.PostRate = round(float64(len(posts.ok))/postWall.Seconds(), 2)
+	r.Pending = pending
+	r.Errors += posts.errors + gets.errors + failed
+	r.Gets = len(gets.ok)
+	if len(posts.ok) > 0 {
+		slices.Sort(posts.ok)
+		r.PostP50, r.PostP99 = percentile(posts.ok, 0.50), percentile(posts.ok, 0.99)
+	}
+	if len(gets.ok) > 0 {
+		slices.Sort(gets.ok)
+		r.GetP50, r.GetP99 = percentile(gets.ok, 0.50), percentile(gets.ok, 0.99)
+	}
+	return hub
+}
+
+// serviceStatus is the part of a listed service that waitReady reads.
+type serviceStatus struct {
+	Name               string     `json:"name"`
+	ProvisioningStatus string     `json:"provisioningStatus"`
+	ProvisioningError  *string    `json:"provisioningError"`
+	Generation         int64      `json:"generation"`
+	ObservedGeneration int64      `json:"observedGeneration"`
+	Placement          *Placement `json:"placement"`
+}
+
+// listStatus reads the whole list at once (no pages: one read of the
+// store, where ?limit= pages each read all of it).
+func (b *bench) listStatus(ctx context.Context) ([]serviceStatus, error) {
+	var out []serviceStatus
+	_, err := b.c.getJSON(ctx, "/api/v3/services", &out)
+	return out, err
+}
+
+// waitReady lists every service every max(--poll, 100ms) until each of
+// names is ready or failed, or --ready-timeout passes. It returns how many
+// are ready, failed and pending, the hub their placement names, and when
+// it saw the last one settle.
+func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, pending int, hub string, at time.Time) {
+	pending = len(names)
+	if len(names) == 0 {
+		return 0, 0, 0, "", time.Now()
+	}
+	want := make(map[string]bool, len(names))
+	for _, name := range names {
+		want[name] = true
+	}
+	interval := max(b.cfg.poll, 100*time.Millisecond)
+	deadline := time.Now().Add(b.cfg.readyTimeout)
+	reported := map[string]bool{}
+	for {
+		list, err := b.listStatus(ctx)
+		if err != nil && ctx.Err() == nil {
+			b.opError("scale", fmt.Errorf("list the services: %w", err))
+		}
+		if err == nil {
+			ready, failed = 0, 0
+			for _, s := range list {
+				if !want[s.Name] || s.ObservedGeneration != s.Generation {
+					continue
+				}
+				switch s.ProvisioningStatus {
+				case "ready":
+					ready++
+					if hub == "" && s.Placement != nil {
+						hub = s.Placement.HubAgent
+					}
+				case "failed":
+					failed++
+					if !reported[s.Name] {
+						reported[s.Name] = true
+						msg := ""
+						if s.ProvisioningError != nil {
+							msg = *s.ProvisioningError
+						}
+						b.opError("scale", &FailedError{Service: s.Name, Message: msg})
+					}
+				}
+			}
+			// The rest, listed or not, are pending.
+			pending = len(names) - ready - failed
+			if pending == 0 {
+				return ready, failed, 0, hub, time.Now()
+			}
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return ready, failed, pending, hub, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(interval):
+		}
+	}
+}
+
+// scaleReads measures the system at rest: the lists, the hub's router
+// document (200, then 304), each --reads times.
+func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
+	const scenario = "scale"
+	reads := b.cfg.reads
+	timed := func(path string, h http.Header, ok func(code int, body []byte)) float64 {
+		var lat latencies
+		for range reads {
+			code, _, body, d, err := b.timedGet(ctx, path, h)
+			if err != nil {
+				b.opError(scenario, fmt.Errorf("GET %s: %w", path, err))
+			} else if ok != nil {
+				ok(code, body)
+			}
+			lat.add(d, err)
+		}
+		r.Errors += lat.errors
+		if len(lat.ok) == 0 {
+			return 0
+		}
+		slices.Sort(lat.ok)
+		return percentile(lat.ok, 0.50)
+	}
+	r.List500P50 = timed("/api/v3/services?limit=500", nil, nil)
+	r.ListAllP50 = timed("/api/v3/services", nil, func(_ int, body []byte) {
+		var items []json.RawMessage
+		if json.Unmarshal(body, &items) == nil {
+			r.Services = len(items)
+		}
+		r.ListAllKB = round(float64(len(body))/1024, 1)
+	})
+
+	if hub == "" {
+		r.HubNote = "no hub agent: the server has no default router, and no service's placement names a hubAgent"
+		return
+	}
+	if hub != b.hub.UUID {
+		r.HubAgent = hub // the placement's, by uuid
+	}
+	path := "/api/v3/agents/" + esc(hub) + "/router"
+	// The hub's document is read before timing, for its ETag: a 404
+	// (no document yet) is said in the line.
+	code, etag, _, _, err := b.timedGet(ctx, path, nil)
+	switch {
+	case err != nil:
+		r.HubNote = fmt.Sprintf("GET %s: %v", path, err)
+		return
+	case code != http.StatusOK:
+		r.HubNote = fmt.Sprintf("GET %s answered %d", path, code)
+		return
+	}
+	r.HubDocMS = timed(path, nil, func(_ int, body []byte) { r.HubDocKB = round(float64(len(body))/1024, 1) })
+	if etag == "" {
+		r.HubNote = "the hub's router document has no ETag: no conditional GET"
+		return
+	}
+	r.Hub304 = true
+	r.Hub304MS = timed(path, http.Header{"If-None-Match": {etag}}, func(code int, _ []byte) {
+		if code != http.StatusNotModified {
+			r.Hub304 = false
+		}
+	})
+	if !r.Hub304 {
+		r.HubNote = "the hub's router document was answered again, not 304, with If-None-Match: " + etag
+	}
+}
+
+// timedGet GETs path with the headers h and reads the whole answer; it
+// returns the status (2xx or 304, else an *APIError), the ETag, the body
+// and how long the exchange took.
+func (b *bench) timedGet(ctx context.Context, path string, h http.Header) (code int, etag string, body []byte, d time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(b.c.Server, "/")+path, nil)
+	if err != nil {
+		return 0, "", nil, 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "svcbridge-cli")
+	if b.c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.c.Token)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	t0 := time.Now()
+	resp, err := b.c.httpClient().Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, "", nil, time.Since(t0), ctx.Err()
+		}
+		return 0, "", nil, time.Since(t0), &UnreachableError{Server: b.c.Server, Err: err}
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	d = time.Since(t0)
+	if err != nil {
+		return resp.StatusCode, "", nil, d, &UnreachableError{Server: b.c.Server, Err: err}
+	}
+	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotModified {
+		return resp.StatusCode, "", body, d, b.c.apiError(resp.StatusCode, http.MethodGet, path, body)
+	}
+	return resp.StatusCode, resp.Header.Get("ETag"), body, d, nil
+}
+
+// rss is the server's resident memory in MiB: process_resident_memory_bytes
+// of its /metrics, else, for an embedded server (this process), VmRSS of
+// /proc/self/status; 0 and "" when neither answers.
+func (b *bench) rss(ctx context.Context) (float64, string) {
+	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
+	if err == nil && code == http.StatusOK {
+		if v, ok := metricValue(body, "process_resident_memory_bytes"); ok {
+			return round(v/(1<<20), 1), "metrics"
+		}
+	}
+	if b.embedded {
+		if f, err := os.ReadFile("/proc/self/status"); err == nil {
+			if kb, ok := procStatusKB(f, "VmRSS"); ok {
+				return round(kb/1024, 1), "proc"
+			}
+		}
+	}
+	return 0, ""
+}
+
+// metricValue reads the unlabelled sample name of a Prometheus text
+// exposition.
+func metricValue(text []byte, name string) (float64, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == name {
+			v, err := strconv.ParseFloat(f[1], 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// procStatusKB reads a "Key:   123 kB" line of /proc/<pid>/status.
+func procStatusKB(status []byte, key string) (float64, bool) {
+	for line := range strings.SplitSeq(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != key {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			return 0, false
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		return n, err == nil
+	}
+	return 0, false
+}

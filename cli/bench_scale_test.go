@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// scaleFake is a small API: services are ready 5 ms after their create,
+// the hub's router document lists their listeners with an ETag, and
+// /metrics reports 100 MiB.
+type scaleFake struct {
+	mu       sync.Mutex
+	services map[string]time.Time // name -> created
+	posts    int
+	noHub    bool
+}
+
+func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	view := func(name string) map[string]any {
+		status, observed := "pending", 0
+		if time.Since(f.services[name]) > 5*time.Millisecond {
+			status, observed = "ready", 1
+		}
+		return map[string]any{"name": name, "type": "external", "provisioningStatus": status, "generation": 1,
+			"observedGeneration": observed, "bridgePort": 10024, "placement": map[string]string{"hubAgent": "hub-uuid", "connectorAgent": "hub-uuid"}}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range f.services {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	path := r.URL.Path
+	switch {
+	case r.Method == "GET" && path == "/metrics":
+		w.Write([]byte("# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 1.048576e+08\n"))
+	case r.Method == "GET" && path == "/api/v3/agents":
+		if f.noHub {
+			w.Write([]byte(`[]`))
+			return
+		}
+		w.Write([]byte(`[{"uuid":"hub-uuid","name":"hub","routerMode":"interior","defaultRouter":true}]`))
+	case r.Method == "GET" && path == "/api/v3/agents/hub-uuid/router":
+		listeners := map[string]any{}
+		for _, name := range names {
+			listeners[name+"-listener"] = map[string]string{"name": name + "-listener", "port": "10024"}
+		}
+		doc, _ := json.Marshal(map[string]any{"bridges": map[string]any{"tcpListeners": listeners}})
+		sum := sha256.Sum256(doc)
+		etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write(doc)
+	case r.Method == "GET" && path == "/api/v3/services":
+		out := []any{}
+		for _, name := range names {
+			out = append(out, view(name))
+		}
+		if r.URL.Query().Get("limit") == "500" && len(out) > 500 {
+			out = out[:500]
+		}
+		json.NewEncoder(w).Encode(out)
+	case r.Method == "POST" && path == "/api/v3/services":
+		var in struct {
+			Name string   `json:"name"`
+			Tags []string `json:"tags"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		if len(in.Tags) != 0 {
+			w.WriteHeader(400)
+			w.Write([]byte(`{"name":"ValidationError","message":"scale's services select no agent"}`))
+			return
+		}
+		f.services[in.Name] = time.Now()
+		f.posts++
+		w.WriteHeader(201)
+		json.NewEncoder(w).Encode(view(in.Name))
+	case strings.HasPrefix(path, "/api/v3/services/"):
+		name := strings.TrimPrefix(path, "/api/v3/services/")
+		if _, ok := f.services[name]; !ok {
+			w.WriteHeader(404)
+			w.Write([]byte(`{"name":"NotFoundError","message":"Service with name ` + name + ` not found"}`))
+			return
+		}
+		if r.Method == "DELETE" {
+			delete(f.services, name)
+			w.WriteHeader(204)
+			return
+		}
+		json.NewEncoder(w).Encode(view(name))
+	default:
+		w.WriteHeader(404)
+		w.Write([]byte(`{"name":"NotFoundError","message":"Route ` + r.Method + " " + path + ` not found"}`))
+	}
+}
+
+func runBenchCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	code = -1
+	root := &cobra.Command{Use: "svcbridge", SilenceErrors: true, SilenceUsage: true}
+	root.AddCommand(Commands(Options{Exit: func(c int) { code = c }})...)
+	var o, e bytes.Buffer
+	root.SetOut(&o)
+	root.SetErr(&e)
+	root.SetArgs(append([]string{"bench"}, args...))
+	err := root.Execute()
+	if code == -1 {
+		code = ExitCode(err)
+	}
+	if err != nil && !strings.Contains(e.String(), err.Error()) {
+		e.WriteString("error: " + err.Error() + "\n") // as the root command prints it
+	}
+	return code, o.String(), e.String()
+}
+
+// The scale scenario prints step 0 (the system as it is) and one line per
+// step, fills up to --n, and deletes what it created from a --server.
+func TestCLIBenchScaleSteps(t *testing.T) {
+	f := &scaleFake{services: map[string]time.Time{"theirs": time.Now().Add(-time.Hour)}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	code, stdout, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "scale", "--n", "41", "--steps", "2", "--samples", "3", "--reads", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), stdout)
+	}
+	// One service was there: step 0 measures 1, step 1 fills up to
+	// 20 (the 3 samples of step 0 count), step 2 up to 41.
+	want := []struct{ target, services, filled int }{{0, 1, 0}, {20, 20, 16}, {41, 41, 18}}
+	for i, line := range lines {
+		var r ScaleStep
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("line %d %s: %v", i, line, err)
+		}
+		w := want[i]
+		if r.Scenario != "scale" || r.Step != i || r.Target != w.target || r.Services != w.services || r.Filled != w.filled ||
+			r.Clients != 50 || r.Errors != 0 || r.Pending != 0 || r.Samples != 3 || r.CreateReadyP50 <= 0 || r.CreateReadyP90 < r.CreateReadyP50 ||
+			r.ListAllKB <= 0 || r.HubAgent != "hub" || r.HubDocKB <= 0 || !r.Hub304 || r.HubNote != "" || r.RSSMB != 100 || r.RSSFrom != "metrics" || r.WallS <= 0 {
+			t.Errorf("line %d: %s", i, line)
+		}
+		// The fake answers reads in well under 0.1 ms (0 in the line), and
+		// a create is ready 5 ms after it.
+		if fill := r.Filled > 0; fill != (r.FillRate > 0) || fill != (r.PostRate > 0) || fill != (r.Gets > 0) || fill != (r.FillS > 0) || r.GetP99 < r.GetP50 || r.PostP99 < r.PostP50 {
+			t.Errorf("line %d, fill figures: %s", i, line)
+		}
+	}
+	if f.posts != 16+18+3*3 {
+		t.Errorf("%d creates, want %d", f.posts, 16+18+3*3)
+	}
+	if len(f.services) != 1 {
+		t.Errorf("left behind: %v", f.services)
+	}
+	if !strings.Contains(stderr, "bench: scale step 2/2: filling 18 services (41 in all)...") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// Without a hub agent, scale still measures, and says so in the line.
+func TestCLIBenchScaleNoHub(t *testing.T) {
+	f := &scaleFake{services: map[string]time.Time{}, noHub: true}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	code, stdout, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "scale", "--n", "2", "--steps", "1", "--samples", "0", "--reads", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"hub_agent":"","hub_doc_ms":0,"hub_doc_kb":0,"hub_doc_304_ms":0,"hub_304":false,"hub_note":"no hub agent`) ||
+		// Step 1's services name the hub in their placement.
+		!strings.Contains(lines[1], `"hub_agent":"hub-uuid"`) || !strings.Contains(lines[1], `"hub_304":true`) {
+		t.Errorf("lines:\n%s", stdout)
+	}
+	// Other scenarios still need the hub.
+	if code, _, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "create-latency", "--n", "1"); code == 0 || !strings.Contains(stderr, "no default router") {
+		t.Errorf("create-latency with no hub: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestCLIBenchScaleIsNotInAll(t *testing.T) {
+	if slices.Contains(benchScenarios, "scale") {
+		t.Error(`"all" runs scale`)
+	}
+	if code, _, stderr := runBenchCmd(t, "--server", "http://127.0.0.1:1", "--scenario", "scale", "--steps", "0"); code == 0 || !strings.Contains(stderr, "--steps") {
+		t.Errorf("--steps 0: exit %d %s", code, stderr)
+	}
+}
+
+func TestCLIBenchRSSParsers(t *testing.T) {
+	v, ok := metricValue([]byte("# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes_x 1\nprocess_resident_memory_bytes 5.24288e+07\n"), "process_resident_memory_bytes")
+	if !ok || v != 52428800 {
+		t.Errorf("metricValue: %v %v", v, ok)
+	}
+	if _, ok := metricValue([]byte("go_goroutines 3\n"), "process_resident_memory_bytes"); ok {
+		t.Error("metricValue found a missing metric")
+	}
+	kb, ok := procStatusKB([]byte("Name:\tsvcbridge\nVmHWM:\t  2048 kB\nVmRSS:\t  1536 kB\n"), "VmRSS")
+	if !ok || kb != 1536 {
+		t.Errorf("procStatusKB: %v %v", kb, ok)
+	}
+}
