@@ -38,7 +38,7 @@ type agentWithToken struct {
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) ([]inventory.Agent, error) {
+	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
 		return txValue(s, c, (*store.Tx).ListAgents)
 	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
 }

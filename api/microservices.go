@@ -23,7 +23,7 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) listMicroservices(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context) ([]inventory.Microservice, error) {
+	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
 		return txValue(s, c, (*store.Tx).ListMicroservices)
 	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
 }

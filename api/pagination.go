@@ -75,8 +75,10 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
 // watch). Items are sorted by key; show shows them (nil: as they are).
-// A bad query is a 400.
-func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context) ([]T, error), key func(T) []string, show func([]T) []any) {
+// read may narrow what it reads to the page it is given (at least its
+// limit+1 items after its key, when there are that many); a watch reads
+// everything. A bad query is a 400.
+func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) []any) {
 	if show == nil {
 		show = func(items []T) []any {
 			out := make([]any, len(items))
@@ -97,7 +99,7 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context) ([]T, e
 	}
 	if watch {
 		s.watch(c, func(c *gin.Context) ([]watchItem, error) {
-			items, err := read(c)
+			items, err := read(c, pageQuery{})
 			if err != nil {
 				return nil, err
 			}
@@ -111,7 +113,7 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context) ([]T, e
 		})
 		return
 	}
-	items, err := read(c)
+	items, err := read(c, q)
 	if err != nil {
 		fail(c, err)
 		return

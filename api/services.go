@@ -109,15 +109,23 @@ func (s *Server) listServices(c *gin.Context) {
 }
 
 // readServices reads the services, and the deleted ones still being
-// removed, by name.
-func (s *Server) readServices(c *gin.Context) ([]service.Service, error) {
+// removed, by name: the page q asks for (and one more, to tell whether
+// another page follows), so a page costs the same however many there are.
+func (s *Server) readServices(c *gin.Context, q pageQuery) ([]service.Service, error) {
 	ctx := c.Request.Context()
+	after, limit := "", 0
+	if q.after != nil {
+		after = q.after[0]
+	}
+	if q.limit > 0 {
+		limit = q.limit + 1
+	}
 	var svcs []service.Service
 	err := s.readTx(c, func(tx *store.Tx) (err error) {
-		if svcs, err = tx.ListServices(ctx); err != nil {
+		if svcs, err = tx.ServicesAfter(ctx, after, limit); err != nil {
 			return err
 		}
-		gone, err := tx.DeletingServices(ctx)
+		gone, err := tx.DeletingServicesAfter(ctx, after, limit)
 		for _, name := range gone {
 			svcs = append(svcs, deleting(name))
 		}

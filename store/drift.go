@@ -13,10 +13,16 @@ func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]
 	return uuids, t.sel(ctx, &uuids, `SELECT agent_uuid FROM router_configs WHERE `+t.binary("agent_uuid")+` > ? ORDER BY `+t.binary("agent_uuid")+` LIMIT ?`, after, limit)
 }
 
-// ServicesAfter pages through the services by name, for the drift check.
+// ServicesAfter pages through the services by name (byte order): up to
+// limit (0: all) of them named after after.
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
+	query := `SELECT ` + serviceCols + ` FROM services WHERE ` + t.binary("name") + ` > ? ORDER BY ` + t.binary("name")
+	args := []any{after}
+	if limit > 0 {
+		query, args = query+` LIMIT ?`, append(args, limit)
+	}
 	var rows []serviceRow
-	if err := t.sel(ctx, &rows, `SELECT `+serviceCols+` FROM services WHERE `+t.binary("name")+` > ? ORDER BY `+t.binary("name")+` LIMIT ?`, after, limit); err != nil {
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
 	return t.withTags(ctx, rows)

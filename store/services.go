@@ -290,8 +290,19 @@ func (t *Tx) FailedServices(ctx context.Context) ([]string, error) {
 
 // DeletingServices names the deleted services whose router entries remain.
 func (t *Tx) DeletingServices(ctx context.Context) ([]string, error) {
+	return t.DeletingServicesAfter(ctx, "", 0)
+}
+
+// DeletingServicesAfter pages through DeletingServices by name (byte
+// order): up to limit (0: all) named after after.
+func (t *Tx) DeletingServicesAfter(ctx context.Context, after string, limit int) ([]string, error) {
+	query := deletingNames + ` AND ` + t.binary("d.name") + ` > ? ORDER BY ` + t.binary("d.name")
+	args := []any{after}
+	if limit > 0 {
+		query, args = query+` LIMIT ?`, append(args, limit)
+	}
 	var names []string
-	err := t.sel(ctx, &names, deletingNames)
+	err := t.sel(ctx, &names, query, args...)
 	return names, err
 }
 
