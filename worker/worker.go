@@ -16,9 +16,17 @@ import (
 	"svcbridge/workflows"
 )
 
+// WorkflowCacheSize is how many workflows a worker process keeps in memory
+// between their tasks. Every service has a workflow that waits for its
+// next change, so the SDK's default (10,000) would grow the worker's memory
+// with the number of services; an evicted workflow replays its short
+// history (it continues as new) when its next signal comes.
+const WorkflowCacheSize = 500
+
 // New returns a worker on taskQueue with everything registered. onFatal,
 // when not nil, hears of an error that stopped the worker for good.
 func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal func(error)) sdkworker.Worker {
+	sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
 		// Let running activities finish on shutdown instead of cutting them off.
 		WorkerStopTimeout: 10 * time.Second,
