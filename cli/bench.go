@@ -69,10 +69,11 @@ system as it is, then steps 1..--steps, step k filling up to k*n/steps
 services in all (counting those the server already had). A step's fill
 creates external services with no tags (they select no agent: no fan-out)
 on --clients clients (default 50 for scale), each POST as soon as the last
-was answered, while one reader loops GET /api/v3/services?limit=500; the fill
-ends when every service it created is ready (or failed), seen by listing all
-the services every max(--poll, 100ms), or after --ready-timeout with the rest
-counted pending. Then, on the system at rest: --reads each of GET
+was answered, while one reader reads GET /api/v3/services?limit=500 every
+50 ms; the fill ends when every service it created is ready (or failed):
+the server's svcbridge_services{status="pending"} gauge is read every
+max(--poll, 100ms) and the services listed once it is 0; or after
+--ready-timeout with the rest counted pending. Then, on the system at rest: --reads each of GET
 /api/v3/services?limit=500, of the whole list, of the hub's router document
 (GET /api/v3/agents/{hub}/router: 200, then with If-None-Match: <its ETag>,
 which should be 304), and the server's RSS (process_resident_memory_bytes of
