@@ -14,6 +14,7 @@ import (
 	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 func (s *Server) agentRoutes(g *gin.RouterGroup) {
@@ -30,17 +31,16 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 	g.POST("/agents/:agent/token", s.rotateAgentToken)
 }
 
-// agentWithToken is the answer of a create or a rotation: the only time
-// the credential is shown, since only its hash is stored.
-type agentWithToken struct {
-	inventory.Agent
-	Token string `json:"token"`
+// agentAnswer is a as the API answers it.
+func agentAnswer(a inventory.Agent) wire.Agent {
+	return wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
+		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func (s *Server) listAgents(c *gin.Context) {
 	serveList(s, c, func(c *gin.Context) ([]inventory.Agent, error) {
 		return txValue(s, c, (*store.Tx).ListAgents)
-	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
+	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(agentAnswer))
 }
 
 func (s *Server) getAgent(c *gin.Context) {
@@ -48,7 +48,7 @@ func (s *Server) getAgent(c *gin.Context) {
 		return findAgent(ctx, tx, c.Param("agent"))
 	})
 	if ok {
-		c.JSON(http.StatusOK, a)
+		c.JSON(http.StatusOK, agentAnswer(a))
 	}
 }
 
@@ -115,7 +115,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		return
 	}
 	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
-	c.JSON(http.StatusCreated, agentWithToken{Agent: out, Token: token})
+	c.JSON(http.StatusCreated, wire.CreatedAgent{Agent: agentAnswer(out), Token: token})
 }
 
 func (s *Server) patchAgent(c *gin.Context) {
@@ -148,7 +148,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, agentAnswer(out))
 }
 
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
@@ -195,7 +195,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, agentAnswer(out))
 }
 
 // updateAgent validates a (old changed) and writes it in tx, returning the
@@ -400,7 +400,7 @@ func (s *Server) rotateAgentToken(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"uuid": a.UUID, "name": a.Name, "token": token})
+	c.JSON(http.StatusOK, wire.AgentToken{Name: a.Name, Token: token, UUID: a.UUID})
 }
 
 // reconcileCtx detaches the reconcile trigger from the request: the change

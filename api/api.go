@@ -25,6 +25,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 	"svcbridge/workflows"
 )
 
@@ -86,7 +87,7 @@ func New(o Options) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok", "version": buildinfo.Version()}) })
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, wire.Health{Status: "ok", Version: buildinfo.Version()}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	s.openAPIRoutes(r)
@@ -156,29 +157,26 @@ func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
 	if err := s.Store.Ping(ctx); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "store": err.Error()})
+		c.JSON(http.StatusServiceUnavailable, wire.Readiness{Status: "unavailable", Store: err.Error()})
 		return
 	}
-	temporal := "ok"
+	out := wire.Readiness{Status: "ready", Store: "ok", Temporal: "ok"}
 	if s.Ready != nil {
 		if err := s.Ready(ctx); err != nil {
-			temporal = "unreachable: " + err.Error()
+			out.Temporal = "unreachable: " + err.Error()
 		}
 	}
-	out := gin.H{"status": "ready", "store": "ok", "temporal": temporal}
 	// Reported, not gating, as Temporal is: without a worker the API still
 	// stores changes, and the services say why they stay pending.
-	if check, _, ok := s.workers(ctx); ok {
-		out["worker"] = check
-	}
+	out.Worker, _ = s.workers(ctx)
 	c.JSON(http.StatusOK, out)
 }
 
-// Error is an API error in the ioFog envelope {"name", "message"}.
+// Error is an API error: its status and the body's name and message
+// (wire.Error).
 type Error struct {
-	Status  int    `json:"-"`
-	Name    string `json:"name"`
-	Message string `json:"message"`
+	Status        int
+	Name, Message string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -226,7 +224,7 @@ func fail(c *gin.Context, err error) {
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
 		e = apiErr(http.StatusInternalServerError, "InternalError", "internal error; see the server log")
 	}
-	c.AbortWithStatusJSON(e.Status, e)
+	c.AbortWithStatusJSON(e.Status, wire.Error{Name: e.Name, Message: e.Message})
 }
 
 // jsonDocument reads a JSON body and decodes it with parse; when either
