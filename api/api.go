@@ -21,7 +21,7 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
-	"svcbridge/inventory"
+	"svcbridge/document"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -111,14 +111,14 @@ func New(o Options) http.Handler {
 }
 
 // checkParams refuses path and query parameters that no field can hold
-// (inventory.TextProblem: invalid UTF-8, control characters) with a 400
+// (document.TextProblem: invalid UTF-8, control characters) with a 400
 // naming the parameter, before any handler reads the store, where
 // PostgreSQL would fail on them. A 400 rather than a 404: the request is
 // malformed whatever the store holds, since nothing can ever be named so,
 // and the answer names the parameter as a body field would be named.
 func checkParams(c *gin.Context) {
 	for _, p := range c.Params {
-		if problem := inventory.TextProblem(p.Value); problem != "" {
+		if problem := document.TextProblem(p.Value); problem != "" {
 			fail(c, badRequest("Path parameter '%s' %s", p.Key, problem))
 			return
 		}
@@ -126,7 +126,7 @@ func checkParams(c *gin.Context) {
 	query := c.Request.URL.Query()
 	for _, key := range slices.Sorted(maps.Keys(query)) {
 		for _, v := range append([]string{key}, query[key]...) {
-			if problem := inventory.TextProblem(v); problem != "" {
+			if problem := document.TextProblem(v); problem != "" {
 				fail(c, badRequest("Query parameter '%s' %s", key, problem))
 				return
 			}

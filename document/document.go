@@ -12,8 +12,6 @@ package document
 import (
 	"fmt"
 	"strings"
-
-	"svcbridge/inventory"
 )
 
 // Error is a client error (HTTP 400) in a request document; Message is the
@@ -77,20 +75,4 @@ func joinPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// textError is inventory.CheckText as a client error.
-func textError(field, s string) error {
-	if err := inventory.CheckText(field, s); err != nil {
-		return Errorf("%s", err.Error())
-	}
-	return nil
-}
-
-// textListError is inventory.CheckTextList as a client error.
-func textListError(field string, items []string) error {
-	if err := inventory.CheckTextList(field, items); err != nil {
-		return Errorf("%s", err.Error())
-	}
-	return nil
 }
