@@ -76,12 +76,12 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 	if in.UUID != nil {
 		var err error
 		if id, err = inventory.ParseAgentUUID(*in.UUID); err != nil {
-			fail(c, badRequest("%s", err.Error()))
+			fail(c, err)
 			return
 		}
 	}
 	a := in.apply(inventory.NewAgent(id))
-	if err := validateAgent(a); err != nil {
+	if err := inventory.ValidateAgent(a); err != nil {
 		fail(c, err)
 		return
 	}
@@ -171,7 +171,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 			return err
 		case old.Name != *in.Name:
 			// GetAgent fell back to the uuid: names cannot look like
-			// uuids, so this is a create that validateAgent rejects.
+			// uuids, so this is a create that ValidateAgent rejects.
 			return nil
 		}
 		exists = true
@@ -201,7 +201,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 // updateAgent validates a (old changed) and writes it in tx, returning the
 // stored agent.
 func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Agent, a *inventory.Agent) (inventory.Agent, error) {
-	if err := validateAgent(*a); err != nil {
+	if err := inventory.ValidateAgent(*a); err != nil {
 		return inventory.Agent{}, err
 	}
 	if err := checkAgentRefs(ctx, tx, a, &old); err != nil {
@@ -230,14 +230,6 @@ func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
 	for _, name := range services {
 		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
 	}
-}
-
-// validateAgent is inventory.ValidateAgent as a client error.
-func validateAgent(a inventory.Agent) error {
-	if err := inventory.ValidateAgent(a); err != nil {
-		return badRequest("%s", err.Error())
-	}
-	return nil
 }
 
 // checkAgentRefs checks, in the transaction that writes a, what depends on
@@ -272,7 +264,7 @@ func checkAgentRefs(ctx context.Context, tx *store.Tx, a *inventory.Agent, old *
 	}
 	resolved, err := inventory.ResolveUpstreams(*a, ups)
 	if err != nil {
-		return badRequest("%s", err.Error())
+		return err
 	}
 	a.UpstreamRouters = resolved
 	if old != nil && inventory.AcceptsRouters(*old) && !inventory.AcceptsRouters(*a) {

@@ -201,17 +201,20 @@ func conflict(format string, args ...any) *Error {
 // unavailable: InTx has already retried for about a second.
 const RetryAfter = "2"
 
-// fail answers with err: an *Error as it is, a validation error as 400, a
-// database that stays unavailable as 503 with Retry-After, a request body
-// the client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
+// fail answers with err: an *Error as it is, invalid input that a
+// document reader or a rule refused (*document.Error) as 400, a database
+// that stays unavailable as 503 with Retry-After, a request body the
+// client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
 // fault: not logged), anything else as a 500 that does not leak internals.
+// Handlers return the rules' errors as they are: this is the one place
+// that maps them.
 func fail(c *gin.Context, err error) {
 	var e *Error
-	var ve *service.ValidationError
+	var invalid *document.Error
 	switch {
 	case errors.As(err, &e):
-	case errors.As(err, &ve):
-		e = badRequest("%s", ve.Message)
+	case errors.As(err, &invalid):
+		e = badRequest("%s", invalid.Message)
 	case errors.Is(err, store.ErrUnavailable):
 		slog.Default().WarnContext(c.Request.Context(), "database unavailable", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)

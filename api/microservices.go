@@ -162,7 +162,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		m.UUID = *in.UUID
 	}
 	if err := inventory.ValidateMicroservice(m); err != nil {
-		fail(c, badRequest("%s", err.Error()))
+		fail(c, err)
 		return
 	}
 	if in.Agent == nil {
@@ -214,7 +214,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		m = in.apply(old)
 		if err := inventory.ValidateMicroservice(m); err != nil {
-			return badRequest("%s", err.Error())
+			return err
 		}
 		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
 			return err

@@ -463,7 +463,7 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 	in.Service = service.Service{Spec: *spec}
 	p, err := service.Place(in)
 	if err != nil {
-		return p, badRequest("%s", err.Error())
+		return p, err
 	}
 	if in.Bridge != nil {
 		spec.DefaultBridge = in.Bridge.UUID

@@ -14,8 +14,9 @@ import (
 	"strings"
 )
 
-// Error is a client error (HTTP 400) in a request document; Message is the
-// text REST clients see.
+// Error is invalid input (HTTP 400): a request document the readers
+// refuse, or a value a rule of inventory or service refuses, so that all
+// reach clients alike. Message is the text REST clients see.
 type Error struct {
 	Message string
 }
