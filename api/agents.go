@@ -14,6 +14,7 @@ import (
 	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 func (s *Server) agentRoutes(g *gin.RouterGroup) {
@@ -30,17 +31,16 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 	g.POST("/agents/:agent/token", s.rotateAgentToken)
 }
 
-// agentWithToken is the answer of a create or a rotation: the only time
-// the credential is shown, since only its hash is stored.
-type agentWithToken struct {
-	inventory.Agent
-	Token string `json:"token"`
+// agentAnswer is a as the API answers it.
+func agentAnswer(a inventory.Agent) wire.Agent {
+	return wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
+		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func (s *Server) listAgents(c *gin.Context) {
 	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
 		return txValue(s, c, (*store.Tx).ListAgents)
-	}, func(a inventory.Agent) []string { return []string{a.Name} }, nil)
+	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(agentAnswer))
 }
 
 func (s *Server) getAgent(c *gin.Context) {
@@ -48,7 +48,7 @@ func (s *Server) getAgent(c *gin.Context) {
 		return findAgent(ctx, tx, c.Param("agent"))
 	})
 	if ok {
-		c.JSON(http.StatusOK, a)
+		c.JSON(http.StatusOK, agentAnswer(a))
 	}
 }
 
@@ -76,12 +76,12 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 	if in.UUID != nil {
 		var err error
 		if id, err = inventory.ParseAgentUUID(*in.UUID); err != nil {
-			fail(c, badRequest("%s", err.Error()))
+			fail(c, err)
 			return
 		}
 	}
 	a := in.apply(inventory.NewAgent(id))
-	if err := validateAgent(a); err != nil {
+	if err := inventory.ValidateAgent(a); err != nil {
 		fail(c, err)
 		return
 	}
@@ -115,7 +115,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		return
 	}
 	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
-	c.JSON(http.StatusCreated, agentWithToken{Agent: out, Token: token})
+	c.JSON(http.StatusCreated, wire.CreatedAgent{Agent: agentAnswer(out), Token: token})
 }
 
 func (s *Server) patchAgent(c *gin.Context) {
@@ -148,7 +148,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, agentAnswer(out))
 }
 
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
@@ -171,7 +171,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 			return err
 		case old.Name != *in.Name:
 			// GetAgent fell back to the uuid: names cannot look like
-			// uuids, so this is a create that validateAgent rejects.
+			// uuids, so this is a create that ValidateAgent rejects.
 			return nil
 		}
 		exists = true
@@ -195,13 +195,13 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, agentAnswer(out))
 }
 
 // updateAgent validates a (old changed) and writes it in tx, returning the
 // stored agent.
 func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Agent, a *inventory.Agent) (inventory.Agent, error) {
-	if err := validateAgent(*a); err != nil {
+	if err := inventory.ValidateAgent(*a); err != nil {
 		return inventory.Agent{}, err
 	}
 	if err := checkAgentRefs(ctx, tx, a, &old); err != nil {
@@ -230,14 +230,6 @@ func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
 	for _, name := range services {
 		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
 	}
-}
-
-// validateAgent is inventory.ValidateAgent as a client error.
-func validateAgent(a inventory.Agent) error {
-	if err := inventory.ValidateAgent(a); err != nil {
-		return badRequest("%s", err.Error())
-	}
-	return nil
 }
 
 // checkAgentRefs checks, in the transaction that writes a, what depends on
@@ -272,7 +264,7 @@ func checkAgentRefs(ctx context.Context, tx *store.Tx, a *inventory.Agent, old *
 	}
 	resolved, err := inventory.ResolveUpstreams(*a, ups)
 	if err != nil {
-		return badRequest("%s", err.Error())
+		return err
 	}
 	a.UpstreamRouters = resolved
 	if old != nil && inventory.AcceptsRouters(*old) && !inventory.AcceptsRouters(*a) {
@@ -387,7 +379,7 @@ func (s *Server) rotateAgentToken(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"uuid": a.UUID, "name": a.Name, "token": token})
+	c.JSON(http.StatusOK, wire.AgentToken{Name: a.Name, Token: token, UUID: a.UUID})
 }
 
 // reconcileCtx detaches the reconcile trigger from the request: the change

@@ -22,10 +22,11 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
-	"svcbridge/inventory"
+	"svcbridge/document"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 	"svcbridge/workflows"
 )
 
@@ -90,7 +91,7 @@ func New(o Options) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok", "version": buildinfo.Version()}) })
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, wire.Health{Status: "ok", Version: buildinfo.Version()}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	s.openAPIRoutes(r)
@@ -114,14 +115,14 @@ func New(o Options) http.Handler {
 }
 
 // checkParams refuses path and query parameters that no field can hold
-// (inventory.TextProblem: invalid UTF-8, control characters) with a 400
+// (document.TextProblem: invalid UTF-8, control characters) with a 400
 // naming the parameter, before any handler reads the store, where
 // PostgreSQL would fail on them. A 400 rather than a 404: the request is
 // malformed whatever the store holds, since nothing can ever be named so,
 // and the answer names the parameter as a body field would be named.
 func checkParams(c *gin.Context) {
 	for _, p := range c.Params {
-		if problem := inventory.TextProblem(p.Value); problem != "" {
+		if problem := document.TextProblem(p.Value); problem != "" {
 			fail(c, badRequest("Path parameter '%s' %s", p.Key, problem))
 			return
 		}
@@ -129,7 +130,7 @@ func checkParams(c *gin.Context) {
 	query := c.Request.URL.Query()
 	for _, key := range slices.Sorted(maps.Keys(query)) {
 		for _, v := range append([]string{key}, query[key]...) {
-			if problem := inventory.TextProblem(v); problem != "" {
+			if problem := document.TextProblem(v); problem != "" {
 				fail(c, badRequest("Query parameter '%s' %s", key, problem))
 				return
 			}
@@ -160,29 +161,26 @@ func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
 	if err := s.Store.Ping(ctx); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "store": err.Error()})
+		c.JSON(http.StatusServiceUnavailable, wire.Readiness{Status: "unavailable", Store: err.Error()})
 		return
 	}
-	temporal := "ok"
+	out := wire.Readiness{Status: "ready", Store: "ok", Temporal: "ok"}
 	if s.Ready != nil {
 		if err := s.Ready(ctx); err != nil {
-			temporal = "unreachable: " + err.Error()
+			out.Temporal = "unreachable: " + err.Error()
 		}
 	}
-	out := gin.H{"status": "ready", "store": "ok", "temporal": temporal}
 	// Reported, not gating, as Temporal is: without a worker the API still
 	// stores changes, and the services say why they stay pending.
-	if check, _, ok := s.workers(ctx); ok {
-		out["worker"] = check
-	}
+	out.Worker, _ = s.workers(ctx)
 	c.JSON(http.StatusOK, out)
 }
 
-// Error is an API error in the ioFog envelope {"name", "message"}.
+// Error is an API error: its status and the body's name and message
+// (wire.Error).
 type Error struct {
-	Status  int    `json:"-"`
-	Name    string `json:"name"`
-	Message string `json:"message"`
+	Status        int
+	Name, Message string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -207,17 +205,20 @@ func conflict(format string, args ...any) *Error {
 // unavailable: InTx has already retried for about a second.
 const RetryAfter = "2"
 
-// fail answers with err: an *Error as it is, a validation error as 400, a
-// database that stays unavailable as 503 with Retry-After, a request body
-// the client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
+// fail answers with err: an *Error as it is, invalid input that a
+// document reader or a rule refused (*document.Error) as 400, a database
+// that stays unavailable as 503 with Retry-After, a request body the
+// client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
 // fault: not logged), anything else as a 500 that does not leak internals.
+// Handlers return the rules' errors as they are: this is the one place
+// that maps them.
 func fail(c *gin.Context, err error) {
 	var e *Error
-	var ve *service.ValidationError
+	var invalid *document.Error
 	switch {
 	case errors.As(err, &e):
-	case errors.As(err, &ve):
-		e = badRequest("%s", ve.Message)
+	case errors.As(err, &invalid):
+		e = badRequest("%s", invalid.Message)
 	case errors.Is(err, store.ErrUnavailable):
 		slog.Default().WarnContext(c.Request.Context(), "database unavailable", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
@@ -230,7 +231,7 @@ func fail(c *gin.Context, err error) {
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
 		e = apiErr(http.StatusInternalServerError, "InternalError", "internal error; see the server log")
 	}
-	c.AbortWithStatusJSON(e.Status, e)
+	c.AbortWithStatusJSON(e.Status, wire.Error{Name: e.Name, Message: e.Message})
 }
 
 // jsonDocument reads a JSON body and decodes it with parse; when either

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/auth"
+	"svcbridge/wire"
 )
 
 // principalKey is where authorize leaves the caller for handlers.
@@ -35,7 +36,7 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	if !auth.Allowed(p.Role, c.Request.Method, c.FullPath()) {
 		msg := "role " + string(p.Role) + " may not " + c.Request.Method + " " + c.FullPath()
-		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "Forbidden", "name": "AuthorizationError", "message": msg})
+		c.AbortWithStatusJSON(http.StatusForbidden, wire.AuthError{Error: "Forbidden", Name: "AuthorizationError", Message: msg})
 		return
 	}
 	c.Set(principalKey, p)
@@ -49,5 +50,5 @@ func unauthorized(c *gin.Context, message string) {
 }
 
 func unauthorizedAs(c *gin.Context, reference, message string) {
-	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": reference, "name": "AuthenticationError", "message": message})
+	c.AbortWithStatusJSON(http.StatusUnauthorized, wire.AuthError{Error: reference, Name: "AuthenticationError", Message: message})
 }

@@ -6,55 +6,19 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 // Distribution visibility (issue 5): which agents listen for a service and
 // whether they applied it, what an agent listens for and why, and a
 // preview of which agents a set of service tags would reach. Every answer
 // uses the one tag rule (service.TagRule) the reconciles use.
-
-// distributionEntry is one agent in GET /services/{name}: an agent whose
-// router holds the service's listener, or one that should (pending).
-type distributionEntry struct {
-	Agent     string `json:"agent"`
-	AgentName string `json:"agentName"`
-	// Listening: the listener is written in the agent's router config.
-	Listening bool `json:"listening"`
-	// Wanted: the current tags (or the hub role) select the agent. Wanted
-	// and not listening is a pending add; listening and not wanted a
-	// pending removal.
-	Wanted bool `json:"wanted"`
-	// Reason is the agent tag that selects the service, "hub" for the
-	// router that holds its hub listener, "" when nothing selects it now.
-	Reason string `json:"reason"`
-	// WrittenAt is when the listener was last written; nil until it is.
-	WrittenAt *time.Time `json:"writtenAt"`
-	// AcknowledgedAt is when the agent acknowledged the change that wrote
-	// it (PATCH /agent/config/changes with lastUpdated at least that
-	// change's); nil until then.
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
-}
-
-// serviceDetail is the answer of GET /services/{name}: the service and its
-// distribution.
-type serviceDetail struct {
-	serviceView
-	Distribution []distributionEntry `json:"distribution"`
-}
-
-// deletingDetail is GET /services/{name} of a deleting service: where its
-// listeners remain.
-type deletingDetail struct {
-	deletingView
-	Distribution []distributionEntry `json:"distribution"`
-}
 
 // hubAgent returns the agent svc's placement puts its hub listener on;
 // nil on a Kubernetes control plane (the hub is the ConfigMap) and when
@@ -75,8 +39,8 @@ func hubAgent(ctx context.Context, tx *store.Tx, svc service.Service) (*inventor
 
 // serviceDistribution lists the agents that listen for svc and those its
 // current tags select, by agent name.
-func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc service.Service) ([]distributionEntry, error) {
-	by := map[string]*distributionEntry{}
+func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc service.Service) ([]wire.DistributionEntry, error) {
+	by := map[string]*wire.DistributionEntry{}
 	// A deleted service is wanted nowhere; only the listeners left show.
 	if svc.ProvisioningStatus != service.StatusDeleting {
 		selected, err := tx.AgentsSelectedBy(ctx, s.Tags.SelectingAgentTags(svc.Tags))
@@ -84,14 +48,14 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 			return nil, err
 		}
 		for _, a := range selected {
-			by[a.UUID] = &distributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: true, Reason: a.Tag}
+			by[a.UUID] = &wire.DistributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: new(true), Reason: a.Tag}
 		}
 		hub, err := hubAgent(ctx, tx, svc)
 		if err != nil {
 			return nil, err
 		}
 		if hub != nil && by[hub.UUID] == nil {
-			by[hub.UUID] = &distributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: true, Reason: service.ReasonHub}
+			by[hub.UUID] = &wire.DistributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: new(true), Reason: service.ReasonHub}
 		}
 	}
 	listening, err := tx.ServiceListeners(ctx, svc.Name)
@@ -101,14 +65,14 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 	for _, l := range listening {
 		e := by[l.Agent]
 		if e == nil {
-			e = &distributionEntry{Agent: l.Agent, AgentName: l.AgentName}
+			e = &wire.DistributionEntry{Agent: l.Agent, AgentName: l.AgentName, Wanted: new(false)}
 			by[l.Agent] = e
 		}
 		e.Listening = true
 		e.WrittenAt = &l.WrittenAt
 		e.AcknowledgedAt = l.AcknowledgedAt
 	}
-	out := make([]distributionEntry, 0, len(by))
+	out := make([]wire.DistributionEntry, 0, len(by))
 	for _, e := range by {
 		out = append(out, *e)
 	}
@@ -116,23 +80,8 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 	return out, nil
 }
 
-// agentServiceEntry is one service in GET /agents/{x}/services.
-type agentServiceEntry struct {
-	Service string `json:"service"`
-	// BridgePort is nil for a listener of a deleted service that is
-	// still being removed.
-	BridgePort *int       `json:"bridgePort"`
-	Reason     string     `json:"reason"`
-	Listening  bool       `json:"listening"`
-	Wanted     bool       `json:"wanted"`
-	WrittenAt  *time.Time `json:"writtenAt"`
-	// Acknowledged: the agent applied the change that wrote the listener.
-	Acknowledged   bool       `json:"acknowledged"`
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
-}
-
 func (s *Server) getAgentServices(c *gin.Context) {
-	out, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]agentServiceEntry, error) {
+	out, ok := read(s, c, func(tx *store.Tx, ctx context.Context) ([]wire.AgentService, error) {
 		a, err := findAgent(ctx, tx, c.Param("agent"))
 		if err != nil {
 			return nil, err
@@ -146,8 +95,8 @@ func (s *Server) getAgentServices(c *gin.Context) {
 
 // agentServices lists what a's router listens for, and what its tags (or
 // its hub role) select, by service.
-func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Agent) ([]agentServiceEntry, error) {
-	by := map[string]*agentServiceEntry{}
+func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Agent) ([]wire.AgentService, error) {
+	by := map[string]*wire.AgentService{}
 	if a.HasRouter() {
 		tokens, all := s.Tags.AgentTokens(a.Tags)
 		wanted, err := tx.ListenerServices(ctx, a.UUID, tokens, all, "")
@@ -170,7 +119,7 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 				reason = s.selectingTag(a.Tags, carried[w.Service])
 			}
 			port := w.BridgePort
-			by[w.Service] = &agentServiceEntry{Service: w.Service, BridgePort: &port, Reason: reason, Wanted: true}
+			by[w.Service] = &wire.AgentService{Service: w.Service, BridgePort: &port, Reason: reason, Wanted: new(true)}
 		}
 	}
 	listening, err := tx.AgentListeners(ctx, a.UUID)
@@ -180,14 +129,14 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 	for _, l := range listening {
 		e := by[l.Service]
 		if e == nil {
-			e = &agentServiceEntry{Service: l.Service, BridgePort: l.BridgePort}
+			e = &wire.AgentService{Service: l.Service, BridgePort: l.BridgePort, Wanted: new(false)}
 			by[l.Service] = e
 		}
 		e.Listening = true
 		e.WrittenAt = &l.WrittenAt
 		e.Acknowledged, e.AcknowledgedAt = l.Acknowledged(), l.AcknowledgedAt
 	}
-	out := make([]agentServiceEntry, 0, len(by))
+	out := make([]wire.AgentService, 0, len(by))
 	for _, e := range by {
 		out = append(out, *e)
 	}
@@ -213,31 +162,6 @@ const (
 	reasonHub            service.ReasonCode = "hub"
 	reasonNoTags         service.ReasonCode = "no-tags"
 )
-
-// previewAgent is one agent of a distribution preview.
-type previewAgent struct {
-	Agent      string `json:"agent"`
-	AgentName  string `json:"agentName"`
-	RouterMode string `json:"routerMode"`
-	// WouldListen: with the previewed tags, the agent's router would hold
-	// the service's listener.
-	WouldListen bool `json:"wouldListen"`
-	// Listening: it holds it now.
-	Listening bool `json:"listening"`
-	// Reasons explains each agent tag (service.TagRule.Explain), plus the
-	// hub role, routerMode none, or the absence of tags.
-	Reasons []service.Reason `json:"reasons"`
-}
-
-// distributionPreview is the answer of GET /services/{name}/distribution.
-type distributionPreview struct {
-	Service string   `json:"service"`
-	Tags    []string `json:"tags"`
-	// IgnoredTags are the previewed tags that are not distribution tokens
-	// (they contain ':' or '=').
-	IgnoredTags []string       `json:"ignoredTags"`
-	Agents      []previewAgent `json:"agents"`
-}
 
 // previewTags reads ?tags=a,b: absent means the service's own tags; empty
 // means no tags. Repeated parameters add up and a repeated tag counts
@@ -280,7 +204,7 @@ func (s *Server) previewDistribution(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	var out distributionPreview
+	var out wire.DistributionPreview
 	err = s.readTx(c, func(tx *store.Tx) error {
 		svc, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -292,7 +216,7 @@ func (s *Server) previewDistribution(c *gin.Context) {
 		if !given {
 			tags = svc.Tags
 		}
-		out = distributionPreview{Service: name, Tags: tags, IgnoredTags: []string{}, Agents: []previewAgent{}}
+		out = wire.DistributionPreview{Service: name, Tags: tags, IgnoredTags: []string{}, Agents: []wire.PreviewAgent{}}
 		for _, t := range tags {
 			if !service.IsDistributionToken(t) {
 				out.IgnoredTags = append(out.IgnoredTags, t)
@@ -323,22 +247,25 @@ func (s *Server) previewDistribution(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) previewAgent(a inventory.Agent, tags []string, hub, listening bool) previewAgent {
+// previewAgent explains a's part in a preview of the tags: each of its
+// tags (service.TagRule.Explain), then its hub role, routerMode none, or
+// the absence of tags.
+func (s *Server) previewAgent(a inventory.Agent, tags []string, hub, listening bool) wire.PreviewAgent {
 	e := s.Tags.Explain(a.Tags, tags)
-	p := previewAgent{Agent: a.UUID, AgentName: a.Name, RouterMode: a.RouterMode, Listening: listening,
-		Reasons: e.Tags}
-	if p.Reasons == nil {
-		p.Reasons = []service.Reason{}
+	p := wire.PreviewAgent{Agent: a.UUID, AgentName: a.Name, RouterMode: a.RouterMode, Listening: listening,
+		Reasons: make([]wire.Reason, 0, len(e.Tags))}
+	for _, r := range e.Tags {
+		p.Reasons = append(p.Reasons, wire.Reason{AgentTag: r.AgentTag, Code: string(r.Code), Token: r.Token, Message: r.Message})
 	}
 	if len(a.Tags) == 0 {
-		p.Reasons = append(p.Reasons, service.Reason{Code: reasonNoTags, Message: "the agent has no tags"})
+		p.Reasons = append(p.Reasons, wire.Reason{Code: string(reasonNoTags), Message: "the agent has no tags"})
 	}
 	if hub {
-		p.Reasons = append(p.Reasons, service.Reason{Code: reasonHub,
+		p.Reasons = append(p.Reasons, wire.Reason{Code: string(reasonHub),
 			Message: "its router holds the service's hub listener, whatever the tags"})
 	}
 	if !a.HasRouter() {
-		p.Reasons = append(p.Reasons, service.Reason{Code: reasonRouterModeNone,
+		p.Reasons = append(p.Reasons, wire.Reason{Code: string(reasonRouterModeNone),
 			Message: "routerMode none: the agent has no router, so it gets no listeners"})
 		return p
 	}

@@ -149,15 +149,15 @@ func TestDistributionViews(t *testing.T) {
 		if !e.Listening || e.WrittenAt == nil || e.AcknowledgedAt != nil {
 			t.Fatalf("plant-a after the write = %+v, want listening, written, not acknowledged", e)
 		}
-		auth := bearer(plantA.Token)
+		agentAuth := bearer(plantA.Token)
 		var ch store.Changes
-		api.JSON(http.MethodGet, "/api/v3/agent/config/changes", nil, auth...).Want(http.StatusOK).Decode(&ch)
+		api.JSON(http.MethodGet, "/api/v3/agent/config/changes", nil, agentAuth...).Want(http.StatusOK).Decode(&ch)
 		// An acknowledgement of an older change does not cover it.
-		api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": ch.LastUpdated - 1}, auth...).Want(http.StatusNoContent)
+		api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": ch.LastUpdated - 1}, agentAuth...).Want(http.StatusNoContent)
 		if e := dist()["plant-a"]; e.AcknowledgedAt != nil {
 			t.Fatalf("acknowledged by an older lastUpdated: %+v", e)
 		}
-		api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": ch.LastUpdated}, auth...).Want(http.StatusNoContent)
+		api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": ch.LastUpdated}, agentAuth...).Want(http.StatusNoContent)
 		acked := dist()["plant-a"]
 		if acked.AcknowledgedAt == nil || acked.AcknowledgedAt.Before(*acked.WrittenAt) {
 			t.Fatalf("after the acknowledgement = %+v, want acknowledgedAt set, not before writtenAt", acked)

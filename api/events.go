@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 // Events are recorded by the store in the transactions that make the
@@ -54,8 +55,10 @@ func (s *Server) serveEvents(c *gin.Context, name string) {
 		events = events[:q.limit]
 		c.Header(ContinueHeader, continueToken(events[len(events)-1].Cursor()))
 	}
-	if events == nil {
-		events = []store.Event{}
+	out := make([]wire.Event, len(events))
+	for i, e := range events {
+		out[i] = wire.Event{Service: e.Service, Type: e.Type, Reason: e.Reason, Message: e.Message, Generation: e.Generation,
+			Count: e.Count, FirstTimestamp: e.FirstTimestamp, LastTimestamp: e.LastTimestamp}
 	}
-	c.JSON(http.StatusOK, events)
+	c.JSON(http.StatusOK, out)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"svcbridge/auth"
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
@@ -117,7 +118,7 @@ func TestAgentCRUD(t *testing.T) {
 		api, _, rec := newTestAPI(t, dialect)
 
 		hub := createAgent(t, api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
-		if !isCanonicalUUID(hub.UUID) || hub.RouterMode != "interior" || !hub.DefaultRouter || hub.Host != "hub.example.com" {
+		if !inventory.IsUUID(hub.UUID) || hub.RouterMode != "interior" || !hub.DefaultRouter || hub.Host != "hub.example.com" {
 			t.Fatalf("hub = %+v", hub)
 		}
 		if b, err := hex.DecodeString(hub.Token); err != nil || len(b) != 32 {
@@ -306,7 +307,7 @@ func TestInventoryBadInput(t *testing.T) {
 			duplicate             = "DuplicatePropertyError"
 			inUse                 = "ConflictError"
 			missing               = "NotFoundError"
-			auth                  = "AuthenticationError"
+			authentication        = "AuthenticationError"
 		)
 		jsonReq := func(method, path, body string) func() *testResponse {
 			return func() *testResponse { return api.JSON(method, path, body) }
@@ -458,16 +459,16 @@ func TestInventoryBadInput(t *testing.T) {
 
 			// Agent pull API.
 			{"no credential", jsonReq(get, "/api/v3/agent/config/changes", ""),
-				401, auth, "Missing agent credential: send 'Authorization: Bearer <agent token>'"},
+				401, authentication, "Missing agent credential: send 'Authorization: Bearer <agent token>'"},
 			{"basic auth", func() *testResponse {
 				return api.Do(get, "/api/v3/agent/router", nil, "Authorization", "Basic "+plant.Token)
-			}, 401, auth, "Missing agent credential: send 'Authorization: Bearer <agent token>'"},
+			}, 401, authentication, "Missing agent credential: send 'Authorization: Bearer <agent token>'"},
 			{"unknown token", func() *testResponse {
 				return api.Do(get, "/api/v3/agent/router", nil, bearer(strings.Repeat("0", 64))...)
-			}, 401, auth, "Invalid agent token"},
+			}, 401, authentication, "Invalid agent token"},
 			{"bare hash as token", func() *testResponse {
-				return api.Do(get, "/api/v3/agent/router", nil, bearer(hashToken(plant.Token))...)
-			}, 401, auth, "Invalid agent token"},
+				return api.Do(get, "/api/v3/agent/router", nil, bearer(auth.HashAgentToken(plant.Token))...)
+			}, 401, authentication, "Invalid agent token"},
 			{"ack without lastUpdated", func() *testResponse {
 				return api.JSON(patch, "/api/v3/agent/config/changes", `{}`, bearer(plant.Token)...)
 			}, 400, validation, "Required field 'lastUpdated' is missing"},
@@ -509,7 +510,7 @@ func TestMicroserviceCRUD(t *testing.T) {
 		b := createAgent(t, api, map[string]any{"name": "plant-b"})
 
 		cart := createMicroservice(t, api, map[string]any{"application": "shop", "name": "cart", "agent": "plant-a", "createdAt": "ignored"})
-		if !isCanonicalUUID(cart.UUID) || cart.AgentUUID != a.UUID || cart.HostNetworkMode {
+		if !inventory.IsUUID(cart.UUID) || cart.AgentUUID != a.UUID || cart.HostNetworkMode {
 			t.Fatalf("cart = %+v", cart)
 		}
 		given := createMicroservice(t, api, map[string]any{"uuid": "ms-0001", "application": "billing", "name": "cart", "agent": b.UUID, "hostNetworkMode": true})
@@ -641,11 +642,11 @@ func TestChangeFlags(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		api, st, _ := newTestAPI(t, dialect)
 		a := createAgent(t, api, map[string]any{"name": "plant-a"})
-		auth := bearer(a.Token)
+		agentAuth := bearer(a.Token)
 		changes := func() store.Changes {
 			t.Helper()
 			var ch store.Changes
-			r := api.Do(http.MethodGet, "/api/v3/agent/config/changes", nil, auth...).Want(http.StatusOK)
+			r := api.Do(http.MethodGet, "/api/v3/agent/config/changes", nil, agentAuth...).Want(http.StatusOK)
 			if m := r.Map(); len(m) != 2 {
 				t.Fatalf("changes = %s, want microserviceConfig and lastUpdated only", r.Body)
 			}
@@ -654,7 +655,7 @@ func TestChangeFlags(t *testing.T) {
 		}
 		ack := func(n int64) {
 			t.Helper()
-			api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": n}, auth...).Want(http.StatusNoContent)
+			api.JSON(http.MethodPatch, "/api/v3/agent/config/changes", map[string]any{"lastUpdated": n}, agentAuth...).Want(http.StatusNoContent)
 		}
 
 		// A new router starts with its (empty) config to fetch.

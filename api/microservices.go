@@ -12,6 +12,7 @@ import (
 	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
@@ -22,10 +23,16 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 	g.DELETE("/microservices/:uuid", s.deleteMicroservice)
 }
 
+// microserviceAnswer is m as the API answers it.
+func microserviceAnswer(m inventory.Microservice) wire.Microservice {
+	return wire.Microservice{UUID: m.UUID, Application: m.Application, Name: m.Name, Agent: m.AgentUUID,
+		HostNetworkMode: m.HostNetworkMode, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
 func (s *Server) listMicroservices(c *gin.Context) {
 	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
 		return txValue(s, c, (*store.Tx).ListMicroservices)
-	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, nil)
+	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, showEach(microserviceAnswer))
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.
@@ -42,7 +49,7 @@ func (s *Server) getMicroservice(c *gin.Context) {
 		return findMicroservice(ctx, tx, c.Param("uuid"))
 	})
 	if ok {
-		c.JSON(http.StatusOK, m)
+		c.JSON(http.StatusOK, microserviceAnswer(m))
 	}
 }
 
@@ -155,7 +162,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		m.UUID = *in.UUID
 	}
 	if err := inventory.ValidateMicroservice(m); err != nil {
-		fail(c, badRequest("%s", err.Error()))
+		fail(c, err)
 		return
 	}
 	if in.Agent == nil {
@@ -185,7 +192,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		return
 	}
 	// Nothing refers to a new microservice yet, so nothing to reconcile.
-	c.JSON(http.StatusCreated, out)
+	c.JSON(http.StatusCreated, microserviceAnswer(out))
 }
 
 func (s *Server) patchMicroservice(c *gin.Context) {
@@ -207,7 +214,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		m = in.apply(old)
 		if err := inventory.ValidateMicroservice(m); err != nil {
-			return badRequest("%s", err.Error())
+			return err
 		}
 		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
 			return err
@@ -236,7 +243,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsChanged(rctx, agents...))
 	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, microserviceAnswer(out))
 }
 
 func (s *Server) deleteMicroservice(c *gin.Context) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"svcbridge/inventory"
+	"svcbridge/document"
 	"svcbridge/metrics"
 )
 
@@ -23,7 +23,7 @@ func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
 	id := c.GetHeader(RequestIDHeader)
 	// A caller's ID goes into logs and the answer's header: only text.
-	if id == "" || len(id) > 64 || inventory.TextProblem(id) != "" {
+	if id == "" || len(id) > 64 || document.TextProblem(id) != "" {
 		b := make([]byte, 8)
 		rand.Read(b)
 		id = hex.EncodeToString(b)

@@ -54,6 +54,17 @@ func continueToken(key []string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// showEach is serveList's show of answer, applied to each item.
+func showEach[T, A any](answer func(T) A) func([]T) []any {
+	return func(items []T) []any {
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = answer(it)
+		}
+		return out
+	}
+}
+
 // paginate returns the page of items (sorted by key, ascending byte
 // order, as the store lists them) that q asks for, and the token of the
 // next page ("" on the last).
@@ -74,20 +85,11 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // serveList answers a list route: the page of what read returns that c
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
-// watch). Items are sorted by key; show shows them (nil: as they are).
-// read may narrow what it reads to the page it is given (at least its
-// limit+1 items after its key, when there are that many); a watch reads
-// everything. A bad query is a 400.
+// watch). Items are sorted by key; show shows a page of them. read may
+// narrow what it reads to the page it is given (at least its limit+1 items
+// after its key, when there are that many); a watch reads everything.
+// A bad query is a 400.
 func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) []any) {
-	if show == nil {
-		show = func(items []T) []any {
-			out := make([]any, len(items))
-			for i, it := range items {
-				out[i] = it
-			}
-			return out
-		}
-	}
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 func (s *Server) serviceRoutes(g *gin.RouterGroup) {
@@ -26,32 +28,20 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 	g.GET("/services/:name/distribution", s.previewDistribution)
 }
 
-// serviceView is a Service as the API shows it.
-type serviceView struct {
-	service.Service
-	// Placement is where the service's objects go, as service.Place
-	// decided it: clients need not work it out again.
-	Placement placementView `json:"placement"`
-	workflowRef
-	// ProvisioningMessage says why a pending or deleting service waits,
-	// when the API knows: no worker polls the task queue.
-	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
-}
-
-// views shows svcs; those that wait for a worker carry the worker note.
-// Temporal is asked (through the cache) only when one waits.
-func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceView {
+// views shows svcs as the API answers them; those that wait for a worker
+// carry the worker note. Temporal is asked (through the cache) only when
+// one waits.
+func (s *Server) views(ctx context.Context, svcs ...service.Service) []wire.Service {
 	waits := func(svc service.Service) bool {
 		return svc.ProvisioningStatus == service.StatusPending || svc.ProvisioningStatus == service.StatusDeleting
 	}
 	note := ""
 	if slices.ContainsFunc(svcs, waits) {
-		_, note, _ = s.workers(ctx)
+		_, note = s.workers(ctx)
 	}
-	out := make([]serviceView, len(svcs))
+	out := make([]wire.Service, len(svcs))
 	for i, svc := range svcs {
-		out[i] = serviceView{Service: svc, workflowRef: s.workflowRef(svc.Name),
-			Placement: placementView{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite}}
+		out[i] = s.serviceAnswer(svc)
 		if waits(svc) {
 			out[i].ProvisioningMessage = note
 		}
@@ -59,12 +49,23 @@ func (s *Server) views(ctx context.Context, svcs ...service.Service) []serviceVi
 	return out
 }
 
-// placementView names the agents (by uuid) whose routers hold the
-// service's connector and hub listener; empty for the Kubernetes hub
-// ConfigMap and while the placement is invalid.
-type placementView struct {
-	ConnectorAgent string `json:"connectorAgent"`
-	HubAgent       string `json:"hubAgent"`
+// serviceAnswer is svc as the API answers it, with where its objects go
+// as service.Place decided it: clients need not work it out again.
+func (s *Server) serviceAnswer(svc service.Service) wire.Service {
+	var k8s json.RawMessage
+	if svc.Kubernetes != nil {
+		k8s, _ = json.Marshal(svc.Kubernetes) // strings, lists and maps: cannot fail
+	}
+	return wire.Service{
+		Name: svc.Name, Tags: svc.Tags, Type: svc.Type, Resource: svc.Resource, TargetPort: svc.TargetPort,
+		DefaultBridge: svc.DefaultBridge, ServicePort: svc.ServicePort, K8sType: svc.K8sType, Kubernetes: k8s,
+		BridgePort: svc.BridgePort, ServiceEndpoint: svc.ServiceEndpoint,
+		ProvisioningStatus: svc.ProvisioningStatus, ProvisioningError: svc.ProvisioningError,
+		Generation: svc.Generation, ObservedGeneration: svc.ObservedGeneration,
+		CreatedAt: svc.CreatedAt, UpdatedAt: svc.UpdatedAt,
+		Placement:   &wire.Placement{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite},
+		WorkflowRef: s.workflowRef(svc.Name),
+	}
 }
 
 // deleting is a deleted service whose objects remain on routers: only
@@ -73,21 +74,14 @@ func deleting(name string) service.Service {
 	return service.Service{Spec: service.Spec{Name: name, Tags: []string{}}, ProvisioningStatus: service.StatusDeleting}
 }
 
-// deletingView is how a deleting service is shown: no spec is left.
-type deletingView struct {
-	Name               string `json:"name"`
-	ProvisioningStatus string `json:"provisioningStatus"`
-	workflowRef
-	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
-}
-
-// shown is v as the API answers it: a deletingView for a deleting
-// service, else v.
-func shown(v serviceView) any {
+// shown is v as the API answers it: a deleting service without the spec
+// it no longer has, else v.
+func shown(v wire.Service) any {
 	if v.ProvisioningStatus != service.StatusDeleting {
 		return v
 	}
-	return deletingView{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, workflowRef: v.workflowRef, ProvisioningMessage: v.ProvisioningMessage}
+	return wire.DeletingService{Name: v.Name, ProvisioningStatus: v.ProvisioningStatus, WorkflowRef: v.WorkflowRef,
+		ProvisioningMessage: v.ProvisioningMessage, Distribution: v.Distribution}
 }
 
 func serviceNotFound(name string) *Error {
@@ -152,7 +146,7 @@ func (s *Server) getService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	var svc service.Service
-	var dist []distributionEntry
+	var dist []wire.DistributionEntry
 	err := s.readTx(c, func(tx *store.Tx) (err error) {
 		if svc, err = lookupService(ctx, tx, name); err != nil {
 			return err
@@ -168,11 +162,8 @@ func (s *Server) getService(c *gin.Context) {
 		return
 	}
 	v := s.views(ctx, svc)[0]
-	if svc.ProvisioningStatus == service.StatusDeleting {
-		c.JSON(http.StatusOK, deletingDetail{deletingView: shown(v).(deletingView), Distribution: dist})
-		return
-	}
-	c.JSON(http.StatusOK, serviceDetail{serviceView: v, Distribution: dist})
+	v.Distribution = dist
+	c.JSON(http.StatusOK, shown(v))
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {
@@ -208,7 +199,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	var svc service.Service
-	var preview []distributionEntry
+	var preview []wire.DistributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		// From spec on every attempt: a retried transaction must not start
 		// from what a failed one resolved or read back.
@@ -253,11 +244,9 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
-	if preview != nil {
-		c.JSON(http.StatusCreated, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
-		return
-	}
-	c.JSON(http.StatusCreated, s.views(ctx, svc)[0])
+	v := s.views(ctx, svc)[0]
+	v.Distribution = preview // a dry run's; nil, so absent, otherwise
+	c.JSON(http.StatusCreated, v)
 }
 
 // applyControlPlane stores the placement and sets what the remote control
@@ -308,7 +297,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	var svc service.Service
-	var preview []distributionEntry
+	var preview []wire.DistributionEntry
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -362,7 +351,9 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 	}
 	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	if preview != nil {
-		c.JSON(http.StatusOK, serviceDetail{serviceView: s.views(ctx, svc)[0], Distribution: preview})
+		v := s.views(ctx, svc)[0]
+		v.Distribution = preview
+		c.JSON(http.StatusOK, v)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -424,7 +415,7 @@ func (s *Server) reconcileService(c *gin.Context) {
 	}); err != nil {
 		s.requestLogger(c).WarnContext(ctx, "could not record the reconcile request's event", "service", name, "error", err)
 	}
-	c.JSON(http.StatusAccepted, gin.H{"name": name, "workflowId": s.IDs.Service(name)})
+	c.JSON(http.StatusAccepted, wire.ReconcileAccepted{Name: name, WorkflowID: s.IDs.Service(name)})
 }
 
 // resolve checks a spec against the inventory at request time and rewrites
@@ -480,7 +471,7 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 	in.Service = service.Service{Spec: *spec}
 	p, err := service.Place(in)
 	if err != nil {
-		return p, badRequest("%s", err.Error())
+		return p, err
 	}
 	if in.Bridge != nil {
 		spec.DefaultBridge = in.Bridge.UUID

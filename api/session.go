@@ -11,6 +11,7 @@ import (
 	"svcbridge/auth"
 	"svcbridge/buildinfo"
 	"svcbridge/document"
+	"svcbridge/wire"
 )
 
 // sessionRoutes are the ioFog controller's unauthenticated routes that
@@ -25,12 +26,8 @@ func (s *Server) sessionRoutes(g *gin.RouterGroup) {
 // status answers in the reference controller's shape.
 func (s *Server) status(c *gin.Context) {
 	now := time.Now()
-	c.JSON(http.StatusOK, gin.H{
-		"status":    "online",
-		"timestamp": now.UnixMilli(),
-		"uptimeSec": now.Sub(s.started).Seconds(),
-		"versions":  gin.H{"controller": buildinfo.Version()},
-	})
+	c.JSON(http.StatusOK, wire.Status{Status: "online", Timestamp: now.UnixMilli(), UptimeSec: now.Sub(s.started).Seconds(),
+		Versions: wire.Versions{Controller: buildinfo.Version()}})
 }
 
 var (

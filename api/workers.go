@@ -74,12 +74,11 @@ func workerCheck(pollers int, err error, taskQueue string) (check, note string) 
 }
 
 // workers asks, through the cache, whether a worker polls the task queue;
-// ok is false when the API was not told how to ask.
-func (s *Server) workers(ctx context.Context) (check, note string, ok bool) {
+// both are "" when the API was not told how to ask.
+func (s *Server) workers(ctx context.Context) (check, note string) {
 	if s.Pollers == nil {
-		return "", "", false
+		return "", ""
 	}
 	n, err := s.pollers.get(ctx, s.Pollers)
-	check, note = workerCheck(n, err, s.TaskQueue)
-	return check, note, true
+	return workerCheck(n, err, s.TaskQueue)
 }

@@ -1,19 +1,16 @@
 package api
 
-import "net/url"
+import (
+	"net/url"
 
-// workflowRef is where a service's workflow is: its ID, its Temporal
-// namespace, and its page in the Temporal Web UI when the server knows
-// the UI (Options.WebUI).
-type workflowRef struct {
-	WorkflowID        string `json:"workflowId"`
-	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
-	WorkflowURL       string `json:"workflowUrl,omitempty"`
-}
+	"svcbridge/wire"
+)
 
-func (s *Server) workflowRef(service string) workflowRef {
+// workflowRef is where a service's workflow is; its Web UI page only when
+// the server knows the UI (Options.WebUI).
+func (s *Server) workflowRef(service string) wire.WorkflowRef {
 	id := s.IDs.Service(service)
-	return workflowRef{WorkflowID: id, WorkflowNamespace: s.Namespace, WorkflowURL: workflowURL(s.WebUI, s.Namespace, id)}
+	return wire.WorkflowRef{WorkflowID: id, WorkflowNamespace: s.Namespace, WorkflowURL: workflowURL(s.WebUI, s.Namespace, id)}
 }
 
 // workflowURL is a workflow's page in the Temporal Web UI at ui (its

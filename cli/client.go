@@ -16,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"svcbridge/routerconfig"
+	"svcbridge/wire"
 )
 
 // Client calls svcbridge's REST API. The zero HTTP uses a client with a 30 s
@@ -38,15 +41,14 @@ type Client struct {
 }
 
 // APIError is an answer of the API outside 2xx: its HTTP status and the
-// {"name", "message"} envelope.
+// body's name and message (wire.Error).
 type APIError struct {
-	Status  int    `json:"-"`
-	Name    string `json:"name"`
-	Message string `json:"message"`
+	Status        int
+	Name, Message string
 	// Method and Path say which request it answered.
-	Method, Path string `json:"-"`
+	Method, Path string
 	// Hint, when set, says what to do about it.
-	Hint string `json:"-"`
+	Hint string
 }
 
 func (e *APIError) Error() string {
@@ -91,46 +93,15 @@ func (e *UnreachableError) Error() string {
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // ---- API objects ----
+//
+// The API's answers are the types of package wire; the names here are the
+// client's, with what it keeps beside them (Raw: the answer as it was, so
+// that -o json|yaml prints every field, including ones this client does
+// not know).
 
-// Service is a Service as the API answers it. Raw keeps the answer as it
-// was, so that -o json|yaml prints every field, including ones this client
-// does not know.
-type Service struct {
-	Name          string   `json:"name"`
-	Tags          []string `json:"tags"`
-	Type          string   `json:"type"`
-	Resource      string   `json:"resource"`
-	TargetPort    int      `json:"targetPort"`
-	DefaultBridge string   `json:"defaultBridge"`
-	ServicePort   *int     `json:"servicePort"`
-	K8sType       *string  `json:"k8sType"`
-	// Kubernetes is spec.kubernetes, each option as the server sent it.
-	Kubernetes         map[string]json.RawMessage `json:"kubernetes"`
-	BridgePort         int                        `json:"bridgePort"`
-	ServiceEndpoint    *string                    `json:"serviceEndpoint"`
-	ProvisioningStatus string                     `json:"provisioningStatus"`
-	ProvisioningError  *string                    `json:"provisioningError"`
-	Generation         int64                      `json:"generation"`
-	ObservedGeneration int64                      `json:"observedGeneration"`
-	CreatedAt          time.Time                  `json:"createdAt"`
-	UpdatedAt          time.Time                  `json:"updatedAt"`
-	WorkflowID         string                     `json:"workflowId"`
-	// WorkflowNamespace and WorkflowURL come from the server, which knows
-	// its Temporal namespace and Web UI ("" when it does not say).
-	WorkflowNamespace string              `json:"workflowNamespace"`
-	WorkflowURL       string              `json:"workflowUrl"`
-	Distribution      []DistributionEntry `json:"distribution"`
-	// Placement is where the server placed the connector and the hub
-	// listener (agent uuids); nil from a server that does not say.
-	Placement *Placement `json:"placement"`
-	// HasDistribution: the server answered a distribution array (newer
-	// servers do, on GET /services/{name}).
-	HasDistribution bool            `json:"-"`
-	Raw             json.RawMessage `json:"-"`
-
-	// ProvisioningMessage says why a pending service waits (no worker).
-	ProvisioningMessage string `json:"provisioningMessage"`
-}
+// Service is a Service as the API answers it (wire.Service, whose
+// HasDistribution and Raw decodeService sets).
+type Service wire.Service
 
 // Settled reports whether the last finished reconcile is of the latest
 // change.
@@ -144,16 +115,12 @@ func (s Service) ErrorText() string {
 	return *s.ProvisioningError
 }
 
-// DistributionEntry is one agent of a service's distribution.
-type DistributionEntry struct {
-	Agent     string `json:"agent"`
-	AgentName string `json:"agentName"`
-	Listening bool   `json:"listening"`
-	// Wanted is nil when the server does not say.
-	Wanted         *bool      `json:"wanted"`
-	Reason         string     `json:"reason"`
-	WrittenAt      *time.Time `json:"writtenAt"`
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+// KubernetesOptions is spec.kubernetes, each option as the server sent
+// it; nil when there is none.
+func (s Service) KubernetesOptions() map[string]json.RawMessage {
+	var opts map[string]json.RawMessage
+	json.Unmarshal(s.Kubernetes, &opts) // absent or null: none
+	return opts
 }
 
 // Agents counts the agents that listen for s, of those that should: with
@@ -171,45 +138,31 @@ func (s Service) Agents() (listening, total int) {
 	return listening, total
 }
 
-// Agent is an agent as the API answers it.
+// DistributionEntry is one agent of a service's distribution.
+type DistributionEntry = wire.DistributionEntry
+
+// Placement names the agents whose routers hold a service's connector and
+// hub listener ("" for none).
+type Placement = wire.Placement
+
+// Agent is an agent as the API answers it; Token is set in a create's
+// answer only.
 type Agent struct {
-	UUID            string          `json:"uuid"`
-	Name            string          `json:"name"`
-	Host            string          `json:"host"`
-	RouterMode      string          `json:"routerMode"`
-	DefaultRouter   bool            `json:"defaultRouter"`
-	Tags            []string        `json:"tags"`
-	UpstreamRouters []string        `json:"upstreamRouters"`
-	CreatedAt       time.Time       `json:"createdAt"`
-	UpdatedAt       time.Time       `json:"updatedAt"`
-	Token           string          `json:"token,omitempty"` // only in a create's answer
-	Raw             json.RawMessage `json:"-"`
+	wire.CreatedAgent
+	Raw json.RawMessage `json:"-"`
 }
 
 // Microservice is a microservice as the API answers it.
 type Microservice struct {
-	UUID            string          `json:"uuid"`
-	Application     string          `json:"application"`
-	Name            string          `json:"name"`
-	Agent           string          `json:"agent"` // uuid
-	HostNetworkMode bool            `json:"hostNetworkMode"`
-	CreatedAt       time.Time       `json:"createdAt"`
-	UpdatedAt       time.Time       `json:"updatedAt"`
-	Raw             json.RawMessage `json:"-"`
-}
-
-// RouterListener is a tcpListener of a router config.
-type RouterListener struct {
-	Name    string `json:"name"`
-	Port    string `json:"port"`
-	Address string `json:"address"`
+	wire.Microservice
+	Raw json.RawMessage `json:"-"`
 }
 
 // RouterConfig is the part of an agent's router document the CLI reads.
 type RouterConfig struct {
 	Bridges struct {
-		TCPListeners  map[string]RouterListener  `json:"tcpListeners"`
-		TCPConnectors map[string]json.RawMessage `json:"tcpConnectors"`
+		TCPListeners  map[string]routerconfig.Listener `json:"tcpListeners"`
+		TCPConnectors map[string]json.RawMessage       `json:"tcpConnectors"`
 	} `json:"bridges"`
 	Raw json.RawMessage `json:"-"`
 }
@@ -295,7 +248,10 @@ func (c *Client) apiError(status int, method, path string, body []byte) *APIErro
 	if status == http.StatusUnauthorized {
 		e.Hint = c.unauthorized
 	}
-	if json.Unmarshal(body, e) != nil || e.Message == "" {
+	var w wire.Error
+	err := json.Unmarshal(body, &w)
+	e.Name, e.Message = w.Name, w.Message
+	if err != nil || e.Message == "" {
 		e.Message = strings.TrimSpace(string(body))
 		if len(e.Message) > 300 {
 			e.Message = e.Message[:300] + "…"
@@ -401,13 +357,6 @@ func (c *Client) CheckDryRun(ctx context.Context) error {
 }
 
 // ---- services ----
-
-// Placement names the agents whose routers hold a service's connector and
-// hub listener ("" for none).
-type Placement struct {
-	ConnectorAgent string `json:"connectorAgent"`
-	HubAgent       string `json:"hubAgent"`
-}
 
 func decodeService(raw []byte) (Service, error) {
 	var s Service
@@ -623,11 +572,7 @@ func (c *Client) CheckToken(ctx context.Context) error {
 
 // ServerVersion is the version the server reports in GET /api/v3/status.
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
-	var st struct {
-		Versions struct {
-			Controller string `json:"controller"`
-		} `json:"versions"`
-	}
+	var st wire.Status
 	_, err := c.getJSON(ctx, "/api/v3/status", &st)
 	return st.Versions.Controller, err
 }
@@ -638,36 +583,17 @@ func (c *Client) Healthz(ctx context.Context) error {
 	return err
 }
 
-// Readiness is the server's /readyz answer; Worker says whether a worker
-// polls the task queue ("" from servers that do not report it).
-type Readiness struct {
-	Status   string `json:"status"`
-	Temporal string `json:"temporal"`
-	Worker   string `json:"worker"`
-}
-
-// Readyz reads the server's readiness report.
-func (c *Client) Readyz(ctx context.Context) (Readiness, error) {
-	var r Readiness
+// Readyz reads the server's readiness report; Worker says whether a
+// worker polls the task queue ("" from servers that do not report it).
+func (c *Client) Readyz(ctx context.Context) (wire.Readiness, error) {
+	var r wire.Readiness
 	_, err := c.getJSON(ctx, "/readyz", &r)
 	return r, err
 }
 
-// AgentService is one service of GET /agents/{x}/services: what the
-// agent's router listens for, or should.
-type AgentService struct {
-	Service        string     `json:"service"`
-	BridgePort     *int       `json:"bridgePort"`
-	Reason         string     `json:"reason"`
-	Listening      bool       `json:"listening"`
-	Wanted         *bool      `json:"wanted"`
-	WrittenAt      *time.Time `json:"writtenAt"`
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
-}
-
-// AgentServices lists what an agent listens for. supported is false on a
-// server without the route.
-func (c *Client) AgentServices(ctx context.Context, ref string) (out []AgentService, supported bool, err error) {
+// AgentServices lists what an agent's router listens for, or should.
+// supported is false on a server without the route.
+func (c *Client) AgentServices(ctx context.Context, ref string) (out []wire.AgentService, supported bool, err error) {
 	_, err = c.getJSON(ctx, "/api/v3/agents/"+esc(ref)+"/services", &out)
 	if routeMissing(err) {
 		return nil, false, nil

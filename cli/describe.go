@@ -160,11 +160,11 @@ func (d describer) service(ctx context.Context, name string) error {
 	if s.K8sType != nil {
 		d.field("Allowed from", allowedFrom(s))
 	}
-	if len(s.Kubernetes) > 0 {
-		d.field("Kubernetes", fmt.Sprintf("%d options (spec.kubernetes)", len(s.Kubernetes)))
+	if opts := s.KubernetesOptions(); len(opts) > 0 {
+		d.field("Kubernetes", fmt.Sprintf("%d options (spec.kubernetes)", len(opts)))
 		t := newIndentedTable(d.w, "OPTION", "VALUE")
-		for _, k := range slices.Sorted(maps.Keys(s.Kubernetes)) {
-			t.row(k, compactJSON(s.Kubernetes[k]))
+		for _, k := range slices.Sorted(maps.Keys(opts)) {
+			t.row(k, compactJSON(opts[k]))
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -10,18 +10,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"svcbridge/wire"
 )
 
 // Event is one of a service's events, as GET /api/v3/events answers it.
-type Event struct {
-	Service        string    `json:"service"`
-	Type           string    `json:"type"`
-	Reason         string    `json:"reason"`
-	Message        string    `json:"message"`
-	Count          int64     `json:"count"`
-	FirstTimestamp time.Time `json:"firstTimestamp"`
-	LastTimestamp  time.Time `json:"lastTimestamp"`
-}
+type Event = wire.Event
 
 // eventsPath is where the events of a service (every service when "")
 // are listed.

@@ -133,7 +133,7 @@ func allowedFrom(s Service) string {
 	switch *s.K8sType {
 	case "LoadBalancer":
 		var cidrs []string
-		if raw, ok := s.Kubernetes["loadBalancerSourceRanges"]; ok && json.Unmarshal(raw, &cidrs) == nil && len(cidrs) > 0 {
+		if raw, ok := s.KubernetesOptions()["loadBalancerSourceRanges"]; ok && json.Unmarshal(raw, &cidrs) == nil && len(cidrs) > 0 {
 			return strings.Join(cidrs, ",")
 		}
 		return "any"

@@ -9,37 +9,18 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"svcbridge/wire"
 )
 
-// Preview is GET /services/{name}/distribution: which agents would listen
-// for a service with some tags, and why the others would not.
-type Preview struct {
-	Service     string         `json:"service"`
-	Tags        []string       `json:"tags"`
-	IgnoredTags []string       `json:"ignoredTags"`
-	Agents      []PreviewAgent `json:"agents"`
-}
-
-// PreviewAgent is one agent of a Preview.
-type PreviewAgent struct {
-	AgentName   string `json:"agentName"`
-	RouterMode  string `json:"routerMode"`
-	WouldListen bool   `json:"wouldListen"`
-	Listening   bool   `json:"listening"`
-	Reasons     []struct {
-		AgentTag string `json:"agentTag"`
-		Message  string `json:"message"`
-	} `json:"reasons"`
-}
-
-// PreviewDistribution asks who would listen for service name with tags;
-// nil tags: its own.
-func (c *Client) PreviewDistribution(ctx context.Context, name string, tags []string) (Preview, []byte, error) {
+// PreviewDistribution asks who would listen for service name with tags
+// (nil tags: its own), and why the other agents would not.
+func (c *Client) PreviewDistribution(ctx context.Context, name string, tags []string) (wire.DistributionPreview, []byte, error) {
 	path := "/api/v3/services/" + esc(name) + "/distribution"
 	if tags != nil {
 		path += "?" + url.Values{"tags": {strings.Join(tags, ",")}}.Encode()
 	}
-	var p Preview
+	var p wire.DistributionPreview
 	raw, err := c.getJSON(ctx, path, &p)
 	return p, raw, err
 }
@@ -95,7 +76,7 @@ changed. CHANGE says what the tags would change: + starts listening, - stops.
 	return cmd
 }
 
-func printPreview(w io.Writer, p Preview) error {
+func printPreview(w io.Writer, p wire.DistributionPreview) error {
 	n := 0
 	for _, a := range p.Agents {
 		if a.WouldListen {

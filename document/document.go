@@ -12,12 +12,11 @@ package document
 import (
 	"fmt"
 	"strings"
-
-	"svcbridge/inventory"
 )
 
-// Error is a client error (HTTP 400) in a request document; Message is the
-// text REST clients see.
+// Error is invalid input (HTTP 400): a request document the readers
+// refuse, or a value a rule of inventory or service refuses, so that all
+// reach clients alike. Message is the text REST clients see.
 type Error struct {
 	Message string
 }
@@ -77,20 +76,4 @@ func joinPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// textError is inventory.CheckText as a client error.
-func textError(field, s string) error {
-	if err := inventory.CheckText(field, s); err != nil {
-		return Errorf("%s", err.Error())
-	}
-	return nil
-}
-
-// textListError is inventory.CheckTextList as a client error.
-func textListError(field string, items []string) error {
-	if err := inventory.CheckTextList(field, items); err != nil {
-		return Errorf("%s", err.Error())
-	}
-	return nil
 }

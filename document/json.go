@@ -9,8 +9,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-
-	"svcbridge/inventory"
 )
 
 // ReadJSONObject reads a body that must be exactly one JSON object, with
@@ -75,7 +73,7 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 	case string:
 		// The raw token (with quotes, escapes and separators, all ASCII)
 		// is valid UTF-8 exactly when the string's bytes are.
-		return textError(path, invalidOnly(body[start:dec.InputOffset()]))
+		return CheckText(path, invalidOnly(body[start:dec.InputOffset()]))
 	case json.Delim:
 		switch t {
 		case '{':
@@ -87,7 +85,7 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 					return Errorf("Invalid JSON: %s", err.Error())
 				}
 				key, _ := k.(string)
-				if err := textError(joinPath(path, key), invalidOnly(body[start:dec.InputOffset()])); err != nil {
+				if err := CheckText(joinPath(path, key), invalidOnly(body[start:dec.InputOffset()])); err != nil {
 					return err
 				}
 				if seen[key] {
@@ -118,7 +116,7 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 // tokens are not the field's content and must not meet the control
 // character rule.
 func invalidOnly(raw []byte) string {
-	if inventory.TextProblem(string(raw)) == "is not valid UTF-8" {
+	if TextProblem(string(raw)) == "is not valid UTF-8" {
 		return string(raw)
 	}
 	return ""
@@ -140,9 +138,9 @@ func JSONField[T any](obj map[string]json.RawMessage, key, typ string) (*T, erro
 	var err error
 	switch text := any(v).(type) {
 	case string:
-		err = textError(key, text)
+		err = CheckText(key, text)
 	case []string:
-		err = textListError(key, text)
+		err = CheckTextList(key, text)
 	}
 	if err != nil {
 		return nil, err
@@ -194,7 +192,7 @@ func JSONStringList(obj map[string]json.RawMessage, key string) (*[]string, erro
 		}
 		out = append(out, s)
 	}
-	if err := textListError(key, out); err != nil {
+	if err := CheckTextList(key, out); err != nil {
 		return nil, err
 	}
 	return &out, nil

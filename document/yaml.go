@@ -231,7 +231,7 @@ func YAMLString(n *yaml.Node, field string) (*string, error) {
 		return nil, NotOfType(field, "string")
 	}
 	s := n.Value
-	if err := textError(field, s); err != nil {
+	if err := CheckText(field, s); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -255,7 +255,7 @@ func YAMLStringList(n *yaml.Node, field string) (*[]string, error) {
 		}
 		out = append(out, *s)
 	}
-	if err := textListError(field, out); err != nil {
+	if err := CheckTextList(field, out); err != nil {
 		return nil, err
 	}
 	return &out, nil

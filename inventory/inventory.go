@@ -1,13 +1,15 @@
 // Package inventory holds the agents and microservices that Services refer
-// to, and the pure rules for them.
+// to, and the pure rules for them. The rules refuse invalid input with a
+// *document.Error, as the document readers do.
 package inventory
 
 import (
-	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/google/uuid"
+
+	"svcbridge/document"
 )
 
 // Agent is an edge or interior node. RouterMode is edge, interior or none;
@@ -66,10 +68,10 @@ func IsDNSLabel(s string) bool { return dnsLabel.MatchString(s) }
 // field in the message.
 func ValidName(what, name string) error {
 	if name == "" {
-		return fmt.Errorf("Required field '%s' is missing", what)
+		return document.Errorf("Required field '%s' is missing", what)
 	}
 	if len(name) > 63 || !IsDNSLabel(name) {
-		return fmt.Errorf("Invalid format for field '%s': %q must be a DNS label (lower-case letters, digits and '-', at most 63 characters)", what, name)
+		return document.Errorf("Invalid format for field '%s': %q must be a DNS label (lower-case letters, digits and '-', at most 63 characters)", what, name)
 	}
 	return nil
 }
@@ -83,23 +85,23 @@ func ValidateAgent(a Agent) error {
 	switch a.RouterMode {
 	case RouterEdge, RouterInterior, RouterNone:
 	default:
-		return fmt.Errorf("Field routerMode is not one of enum values: edge,interior,none")
+		return document.Errorf("Field routerMode is not one of enum values: edge,interior,none")
 	}
 	if len(a.Host) > MaxHost {
-		return fmt.Errorf("Field 'host' is longer than %d characters", MaxHost)
+		return document.Errorf("Field 'host' is longer than %d characters", MaxHost)
 	}
 	// The host becomes a connector's address and a serviceEndpoint.
 	if a.Host != "" && !IsHostOrIP(a.Host) {
-		return fmt.Errorf("Invalid format for field 'host': %q must be a DNS name or an IP address", a.Host)
+		return document.Errorf("Invalid format for field 'host': %q must be a DNS name or an IP address", a.Host)
 	}
 	if a.DefaultRouter && a.RouterMode != RouterInterior {
-		return fmt.Errorf("Agent %s cannot be the default router: the default router must have routerMode interior", a.Name)
+		return document.Errorf("Agent %s cannot be the default router: the default router must have routerMode interior", a.Name)
 	}
 	if a.RouterMode == RouterNone && len(a.UpstreamRouters) > 0 {
-		return fmt.Errorf("Agent %s has routerMode none and so cannot have upstreamRouters", a.Name)
+		return document.Errorf("Agent %s has routerMode none and so cannot have upstreamRouters", a.Name)
 	}
 	if len(a.UpstreamRouters) > MaxUpstreams {
-		return fmt.Errorf("Field 'upstreamRouters' has more than %d entries", MaxUpstreams)
+		return document.Errorf("Field 'upstreamRouters' has more than %d entries", MaxUpstreams)
 	}
 	if err := ValidateTags(a.Tags); err != nil {
 		return err
@@ -108,7 +110,7 @@ func ValidateAgent(a Agent) error {
 	// upstreamRouters, a service's defaultBridge): a name that looks like
 	// a uuid would make those references ambiguous.
 	if IsUUID(a.Name) {
-		return fmt.Errorf("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
+		return document.Errorf("Invalid format for field 'name': %q looks like a uuid, which would make references to agents ambiguous", a.Name)
 	}
 	return nil
 }
@@ -131,7 +133,7 @@ func IsUUID(s string) bool {
 func ParseAgentUUID(s string) (string, error) {
 	id, err := uuid.Parse(s)
 	if err != nil || len(s) != 36 {
-		return "", fmt.Errorf("Invalid format for field 'uuid': %q is not a uuid", s)
+		return "", document.Errorf("Invalid format for field 'uuid': %q is not a uuid", s)
 	}
 	return id.String(), nil
 }
@@ -139,11 +141,11 @@ func ParseAgentUUID(s string) (string, error) {
 // ValidateTags bounds a tag list; tags are otherwise stored verbatim.
 func ValidateTags(tags []string) error {
 	if len(tags) > MaxTags {
-		return fmt.Errorf("Field 'tags' has %d tags, more than the limit of %d", len(tags), MaxTags)
+		return document.Errorf("Field 'tags' has %d tags, more than the limit of %d", len(tags), MaxTags)
 	}
 	for i, t := range tags {
 		if len(t) > MaxTagLength {
-			return fmt.Errorf("Field 'tags[%d]' is longer than %d characters", i, MaxTagLength)
+			return document.Errorf("Field 'tags[%d]' is longer than %d characters", i, MaxTagLength)
 		}
 	}
 	return nil
@@ -153,7 +155,7 @@ func ValidateTags(tags []string) error {
 // free-form (ioFog's are not all uuids) but not empty.
 func ValidateMicroservice(m Microservice) error {
 	if m.UUID == "" {
-		return fmt.Errorf("Invalid format for field 'uuid': empty")
+		return document.Errorf("Invalid format for field 'uuid': empty")
 	}
 	if err := ValidName("application", m.Application); err != nil {
 		return err
@@ -162,7 +164,7 @@ func ValidateMicroservice(m Microservice) error {
 		return err
 	}
 	if len(m.UUID) > 64 || !uuidish.MatchString(m.UUID) {
-		return fmt.Errorf("Invalid format for field 'uuid': letters, digits and '-' only, at most 64 characters")
+		return document.Errorf("Invalid format for field 'uuid': letters, digits and '-' only, at most 64 characters")
 	}
 	return nil
 }

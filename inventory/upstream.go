@@ -1,8 +1,9 @@
 package inventory
 
 import (
-	"fmt"
 	"slices"
+
+	"svcbridge/document"
 )
 
 // Upstream is one entry of an agent's upstreamRouters as the client gave
@@ -21,17 +22,17 @@ func ResolveUpstreams(a Agent, ups []Upstream) ([]string, error) {
 	out := make([]string, 0, len(ups))
 	for _, up := range ups {
 		if up.Ref == a.Name || up.Ref == a.UUID || (up.Agent != nil && up.Agent.UUID == a.UUID) {
-			return nil, fmt.Errorf("Agent %s cannot be its own upstream router", a.Name)
+			return nil, document.Errorf("Agent %s cannot be its own upstream router", a.Name)
 		}
 		if up.Agent == nil {
-			return nil, fmt.Errorf("Invalid upstream router '%s': no such agent", up.Ref)
+			return nil, document.Errorf("Invalid upstream router '%s': no such agent", up.Ref)
 		}
 		if !AcceptsRouters(*up.Agent) {
-			return nil, fmt.Errorf("Invalid upstream router '%s': agent %s has routerMode %s, and only interior routers accept connections",
+			return nil, document.Errorf("Invalid upstream router '%s': agent %s has routerMode %s, and only interior routers accept connections",
 				up.Ref, up.Agent.Name, up.Agent.RouterMode)
 		}
 		if slices.Contains(out, up.Agent.UUID) {
-			return nil, fmt.Errorf("Upstream router '%s' is listed twice", up.Ref)
+			return nil, document.Errorf("Upstream router '%s' is listed twice", up.Ref)
 		}
 		out = append(out, up.Agent.UUID)
 	}

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"fmt"
 	"slices"
 
 	"svcbridge/inventory"
@@ -45,13 +44,14 @@ type Placement struct {
 
 // errNoRouter says why an agent cannot hold a service object.
 func errNoRouter(a *inventory.Agent) error {
-	return fmt.Errorf("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", a.Name)
+	return invalidf("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", a.Name)
 }
 
 // Place decides where the objects of a service go (seed 000, "Where each
 // object is stored") and checks that they can: every placement rule is
 // here. On error the sites are empty, so no router holds the service's
-// objects; the errors are the ones only an inventory change can fix.
+// objects; the errors (*ValidationError) are the ones only an inventory
+// change can fix.
 func Place(in PlacementInput) (Placement, error) {
 	s := in.Service
 	remote := in.ControlPlane != ControlPlaneKubernetes
@@ -69,7 +69,7 @@ func Place(in PlacementInput) (Placement, error) {
 
 	if backendType {
 		if in.Backend == nil {
-			return deps, fmt.Errorf("The backend %s %s no longer exists", s.Type, s.Resource)
+			return deps, invalidf("The backend %s %s no longer exists", s.Type, s.Resource)
 		}
 		if !in.Backend.HasRouter() {
 			return deps, errNoRouter(in.Backend)
@@ -80,14 +80,14 @@ func Place(in PlacementInput) (Placement, error) {
 	// to directly (one of its upstreamRouters), on either control plane.
 	if customBridge {
 		if in.Bridge == nil || !in.Bridge.HasRouter() {
-			return deps, fmt.Errorf("Invalid router '%s'", s.DefaultBridge)
+			return deps, invalidf("Invalid router '%s'", s.DefaultBridge)
 		}
 		if in.Backend == nil || !slices.Contains(in.Backend.UpstreamRouters, in.Bridge.UUID) {
 			backend := ""
 			if in.Backend != nil {
 				backend = in.Backend.Name
 			}
-			return deps, fmt.Errorf("Invalid router connection, router %s is not connected to %s", s.DefaultBridge, backend)
+			return deps, invalidf("Invalid router connection, router %s is not connected to %s", s.DefaultBridge, backend)
 		}
 	}
 	if !remote {
@@ -111,4 +111,4 @@ func Place(in PlacementInput) (Placement, error) {
 	return p, nil
 }
 
-var errNoDefaultRouter = fmt.Errorf("Default router not found: set defaultRouter on one interior agent")
+var errNoDefaultRouter = invalidf("Default router not found: set defaultRouter on one interior agent")

@@ -138,7 +138,7 @@ func validateResource(typ, resource string) error {
 
 func validateTags(tags []string, asAnnotations bool) error {
 	if err := inventory.ValidateTags(tags); err != nil {
-		return invalidf("%s", err.Error())
+		return err
 	}
 	for i, t := range tags {
 		if strings.TrimSpace(t) == "" {

@@ -1,12 +1,9 @@
-package inventory
+package document
 
 import (
 	"fmt"
-	"net/netip"
 	"unicode"
 	"unicode/utf8"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // TextProblem is the one rule for what a string that enters the API may
@@ -30,7 +27,7 @@ func TextProblem(s string) string {
 // CheckText applies TextProblem to a body field, naming it.
 func CheckText(field, s string) error {
 	if p := TextProblem(s); p != "" {
-		return fmt.Errorf("Field '%s' %s", field, p)
+		return Errorf("Field '%s' %s", field, p)
 	}
 	return nil
 }
@@ -46,19 +43,9 @@ func CheckTextList(field string, items []string) error {
 			return err
 		}
 		if j, dup := first[s]; dup {
-			return fmt.Errorf("Field '%s[%d]' repeats %s[%d] (%q): each entry may be given once", field, i, field, j, s)
+			return Errorf("Field '%s[%d]' repeats %s[%d] (%q): each entry may be given once", field, i, field, j, s)
 		}
 		first[s] = i
 	}
 	return nil
-}
-
-// IsHostOrIP accepts what a router can dial: a DNS-1123 subdomain, or an
-// IPv4/IPv6 address without a zone (a zone is local to one host and
-// meaningless to a router elsewhere).
-func IsHostOrIP(s string) bool {
-	if addr, err := netip.ParseAddr(s); err == nil {
-		return addr.Zone() == ""
-	}
-	return len(validation.IsDNS1123Subdomain(s)) == 0
 }

@@ -1,0 +1,264 @@
+// Package wire holds the JSON bodies of the REST API, declared once: the
+// api package answers with them and the cli package decodes them, so the
+// two cannot drift apart. No I/O and no rules; the standard library only,
+// so that a client pulls in nothing of the server.
+//
+// Field order is the order the API has always sent; keep it. A pointer
+// marks a value that is null when unset, or one that older servers did
+// not send, which a client must tell from false.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Error is the body of every error answer: the ioFog controller's
+// envelope.
+type Error struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// AuthError is the body of a 401 or 403: the reference controller's
+// ("error": its status text) with Error's name and message. Its keys are
+// sorted, as they have always been sent.
+type AuthError struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Name    string `json:"name"`
+}
+
+// Service is a Service as the API answers it.
+type Service struct {
+	Name          string   `json:"name"`
+	Tags          []string `json:"tags"`
+	Type          string   `json:"type"`
+	Resource      string   `json:"resource"`
+	TargetPort    int      `json:"targetPort"`
+	DefaultBridge string   `json:"defaultBridge"`
+	// Absent, not null, when unset, so that an answer sent back as a
+	// request is not a type error.
+	ServicePort *int    `json:"servicePort,omitempty"`
+	K8sType     *string `json:"k8sType,omitempty"`
+	// Kubernetes is spec.kubernetes as the service rules encode it; null
+	// when absent.
+	Kubernetes         json.RawMessage `json:"kubernetes"`
+	BridgePort         int             `json:"bridgePort"`
+	ServiceEndpoint    *string         `json:"serviceEndpoint"`
+	ProvisioningStatus string          `json:"provisioningStatus"`
+	ProvisioningError  *string         `json:"provisioningError"`
+	// Generation counts changes of the spec; ObservedGeneration is the
+	// generation the last finished reconcile applied.
+	Generation         int64     `json:"generation"`
+	ObservedGeneration int64     `json:"observedGeneration"`
+	CreatedAt          time.Time `json:"createdAt"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+	// Placement is always sent; nil from servers that predate it.
+	Placement *Placement `json:"placement"`
+	WorkflowRef
+	// ProvisioningMessage says why a pending or deleting service waits,
+	// when the server knows: no worker polls the task queue.
+	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
+	// Distribution is sent by GET /services/{name} and by dry runs, never
+	// by lists: nil is absent, empty is none.
+	Distribution []DistributionEntry `json:"distribution,omitzero"`
+
+	// HasDistribution and Raw are what a client keeps of the answer it
+	// decoded, never sent: whether it held a distribution, and its bytes,
+	// with the fields this client does not know. They are here, not in a
+	// client's wrapper, because the CLI's Service is this type itself.
+	HasDistribution bool            `json:"-"`
+	Raw             json.RawMessage `json:"-"`
+}
+
+// DeletingService is a deleted service whose objects are still being
+// removed: no spec is left.
+type DeletingService struct {
+	Name               string `json:"name"`
+	ProvisioningStatus string `json:"provisioningStatus"`
+	WorkflowRef
+	ProvisioningMessage string              `json:"provisioningMessage,omitempty"`
+	Distribution        []DistributionEntry `json:"distribution,omitzero"`
+}
+
+// Placement names the agents (by uuid) whose routers hold a service's
+// connector and hub listener; empty for the Kubernetes hub ConfigMap and
+// while the placement is invalid.
+type Placement struct {
+	ConnectorAgent string `json:"connectorAgent"`
+	HubAgent       string `json:"hubAgent"`
+}
+
+// WorkflowRef is where a service's workflow is: its ID, its Temporal
+// namespace, and its page in the Temporal Web UI when the server knows
+// the UI.
+type WorkflowRef struct {
+	WorkflowID        string `json:"workflowId"`
+	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
+	WorkflowURL       string `json:"workflowUrl,omitempty"`
+}
+
+// ReconcileAccepted is the answer of POST /services/{name}/reconcile.
+type ReconcileAccepted struct {
+	Name       string `json:"name"`
+	WorkflowID string `json:"workflowId"`
+}
+
+// DistributionEntry is one agent of a service's distribution: an agent
+// whose router holds the service's listener, or one that should.
+type DistributionEntry struct {
+	Agent     string `json:"agent"`
+	AgentName string `json:"agentName"`
+	// Listening: the listener is written in the agent's router config.
+	Listening bool `json:"listening"`
+	// Wanted: the current tags (or the hub role) select the agent. Wanted
+	// and not listening is a pending add; listening and not wanted a
+	// pending removal. Always sent; nil from servers that predate it.
+	Wanted *bool `json:"wanted"`
+	// Reason is the agent tag that selects the service, "hub" for the
+	// router that holds its hub listener, "" when nothing selects it now.
+	Reason string `json:"reason"`
+	// WrittenAt is when the listener was last written; nil until it is.
+	WrittenAt *time.Time `json:"writtenAt"`
+	// AcknowledgedAt is when the agent acknowledged the change that wrote
+	// it (PATCH /agent/config/changes with lastUpdated at least that
+	// change's); nil until then.
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// AgentService is one service of GET /agents/{agent}/services: what the
+// agent's router listens for, or should.
+type AgentService struct {
+	Service string `json:"service"`
+	// BridgePort is nil for a listener of a deleted service that is still
+	// being removed.
+	BridgePort *int   `json:"bridgePort"`
+	Reason     string `json:"reason"`
+	Listening  bool   `json:"listening"`
+	// Wanted, as DistributionEntry's.
+	Wanted    *bool      `json:"wanted"`
+	WrittenAt *time.Time `json:"writtenAt"`
+	// Acknowledged: the agent applied the change that wrote the listener.
+	Acknowledged   bool       `json:"acknowledged"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// DistributionPreview is the answer of GET /services/{name}/distribution:
+// which agents would listen for the service with some tags, and why.
+type DistributionPreview struct {
+	Service string   `json:"service"`
+	Tags    []string `json:"tags"`
+	// IgnoredTags are the previewed tags that are not distribution tokens
+	// (they contain ':' or '=').
+	IgnoredTags []string       `json:"ignoredTags"`
+	Agents      []PreviewAgent `json:"agents"`
+}
+
+// PreviewAgent is one agent of a DistributionPreview.
+type PreviewAgent struct {
+	Agent      string `json:"agent"`
+	AgentName  string `json:"agentName"`
+	RouterMode string `json:"routerMode"`
+	// WouldListen: with the previewed tags, the agent's router would hold
+	// the service's listener. Listening: it holds it now.
+	WouldListen bool `json:"wouldListen"`
+	Listening   bool `json:"listening"`
+	// Reasons explains each agent tag, then the hub role, routerMode none
+	// or the absence of tags.
+	Reasons []Reason `json:"reasons"`
+}
+
+// Reason is what one agent tag (or the agent's role) contributes to
+// selecting a service.
+type Reason struct {
+	AgentTag string `json:"agentTag"`
+	Code     string `json:"code"`
+	// Token is the text after the tag prefix and colon, when there is one.
+	Token   string `json:"token,omitempty"`
+	Message string `json:"message"`
+}
+
+// Agent is an agent as the API answers it.
+type Agent struct {
+	UUID          string   `json:"uuid"`
+	Name          string   `json:"name"`
+	Host          string   `json:"host"`
+	RouterMode    string   `json:"routerMode"`
+	DefaultRouter bool     `json:"defaultRouter"`
+	Tags          []string `json:"tags"`
+	// UpstreamRouters are agent uuids.
+	UpstreamRouters []string  `json:"upstreamRouters"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+// CreatedAgent is the answer of an agent's create: the only time its
+// credential is shown, since only its hash is stored.
+type CreatedAgent struct {
+	Agent
+	Token string `json:"token"`
+}
+
+// AgentToken is the answer of POST /agents/{agent}/token. Its keys are
+// sorted, as they have always been sent.
+type AgentToken struct {
+	Name  string `json:"name"`
+	Token string `json:"token"`
+	UUID  string `json:"uuid"`
+}
+
+// Microservice is a microservice as the API answers it.
+type Microservice struct {
+	UUID            string    `json:"uuid"`
+	Application     string    `json:"application"`
+	Name            string    `json:"name"`
+	Agent           string    `json:"agent"` // uuid
+	HostNetworkMode bool      `json:"hostNetworkMode"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+// Event is one of a service's events, as Kubernetes' events are shown.
+type Event struct {
+	Service    string `json:"service"`
+	Type       string `json:"type"`
+	Reason     string `json:"reason"`
+	Message    string `json:"message"`
+	Generation int64  `json:"generation,omitempty"`
+	// Count is how many times the event happened in a row;
+	// FirstTimestamp and LastTimestamp when it first and last did.
+	Count          int64     `json:"count"`
+	FirstTimestamp time.Time `json:"firstTimestamp"`
+	LastTimestamp  time.Time `json:"lastTimestamp"`
+}
+
+// Readiness is the answer of /readyz. Temporal is absent when the store
+// does not answer; Worker when the server cannot tell. Its keys are
+// sorted, as they have always been sent.
+type Readiness struct {
+	Status   string `json:"status"`
+	Store    string `json:"store"`
+	Temporal string `json:"temporal,omitempty"`
+	Worker   string `json:"worker,omitempty"`
+}
+
+// Health is the answer of /healthz.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
+
+// Status is the answer of GET /api/v3/status, in the reference
+// controller's shape; its keys are sorted, as they have always been sent.
+type Status struct {
+	Status    string   `json:"status"`
+	Timestamp int64    `json:"timestamp"` // ms since the epoch
+	UptimeSec float64  `json:"uptimeSec"`
+	Versions  Versions `json:"versions"`
+}
+
+// Versions is Status's versions.
+type Versions struct {
+	Controller string `json:"controller"`
+}
