@@ -367,8 +367,9 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
 		// The Web UI lists and counts workflows often; 10 RPS is too low.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		// A dev box does not need a 128k-entry mutable state cache.
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// A dev box does not need a 128k-entry mutable state cache; every
+		// service's workflow stays open, so the cache would grow with them.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 1024,
 		// Workflow Update (svcbridge may use UpdateWithStart); on by default
 		// in v1.31, set explicitly so a default change cannot surprise us.
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,

@@ -23,10 +23,13 @@ import (
 // history (it continues as new) when its next signal comes.
 const WorkflowCacheSize = 500
 
+// The cache is one per process, made by the first SDK worker: in dev that
+// is one of the embedded Temporal server's own, before svcbridge's.
+func init() { sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize) }
+
 // New returns a worker on taskQueue with everything registered. onFatal,
 // when not nil, hears of an error that stopped the worker for good.
 func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal func(error)) sdkworker.Worker {
-	sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
 		// Let running activities finish on shutdown instead of cutting them off.
 		WorkerStopTimeout: 10 * time.Second,

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"time"
@@ -329,10 +330,18 @@ type devSystem struct {
 	tokenPath string
 }
 
+// devMemoryLimit is the embedded setup's soft memory limit unless
+// GOMEMLIMIT sets one: API, worker and Temporal server share one Go heap,
+// which would otherwise grow to twice its live size between collections.
+const devMemoryLimit = 192 << 20
+
 // startDev starts the embedded Temporal server and connects the store
 // (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI.
 func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (*devSystem, error) {
 	log := newLogger(cfg)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(devMemoryLimit)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
 	}
