@@ -140,28 +140,43 @@ type PortRange struct{ First, Last int }
 // AllocateBridgePort returns the first free port of ports. The unique
 // index on bridge_port is what makes ports unique; on PostgreSQL an advisory
 // lock also queues concurrent allocations so they do not collide and retry.
-// Call it in the transaction that inserts the service.
+// The search starts at the stored floor (every port below it is taken), so
+// it reads the services above it only. Call it in the transaction that
+// inserts the service.
 func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, error) {
 	if t.dialect == Postgres {
 		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(7366725)`); err != nil {
 			return 0, err
 		}
 	}
+	var floors []struct {
+		First int `db:"first_port"`
+		Floor int `db:"floor"`
+	}
+	if err := t.sel(ctx, &floors, `SELECT first_port, floor FROM bridge_port_floor WHERE id = 1`+t.forUpdate()); err != nil {
+		return 0, err
+	}
+	from := ports.First
+	if len(floors) == 1 && floors[0].First == ports.First { // a floor of another range says nothing of this one
+		from = max(from, floors[0].Floor)
+	}
 	var port []int
 	err := t.sel(ctx, &port, `SELECT p FROM (
-			SELECT CAST(? AS INTEGER) AS p WHERE NOT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)
+			SELECT CAST(? AS INTEGER) AS p WHERE ? <= ? AND NOT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)
 			UNION ALL
 			SELECT s.bridge_port + 1 FROM services s
 			WHERE s.bridge_port >= ? AND s.bridge_port < ?
 			  AND NOT EXISTS (SELECT 1 FROM services n WHERE n.bridge_port = s.bridge_port + 1)
-		) free ORDER BY p LIMIT 1`, ports.First, ports.First, ports.First, ports.Last)
+		) free ORDER BY p LIMIT 1`, from, from, ports.Last, from, from, ports.Last)
 	if err != nil {
 		return 0, err
 	}
 	if len(port) == 0 {
 		return 0, ErrNoBridgePort
 	}
-	return port[0], nil
+	_, err = t.exec(ctx, `INSERT INTO bridge_port_floor (id, first_port, floor) VALUES (1, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET first_port = excluded.first_port, floor = excluded.floor`, ports.First, port[0]+1)
+	return port[0], err
 }
 
 // InsertService stores a new service as pending, with its tags.
@@ -234,14 +249,21 @@ func (t *Tx) SetServicePlacement(ctx context.Context, name string, p service.Pla
 // reconcile removes them from the routers. With inCluster, the service's
 // Kubernetes objects are recorded as left to remove (ClearDeletion).
 func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) error {
-	n, err := t.exec(ctx, `DELETE FROM services WHERE name = ?`, name)
-	if err == nil && n == 0 {
-		return ErrNotFound
-	}
-	if err != nil || !inCluster {
+	var ports []int
+	if err := t.sel(ctx, &ports, `DELETE FROM services WHERE name = ? RETURNING bridge_port`, name); err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at) VALUES (?, ?)
+	if len(ports) == 0 {
+		return ErrNotFound
+	}
+	// The freed port is the first free one again if it is below the floor.
+	if _, err := t.exec(ctx, `UPDATE bridge_port_floor SET floor = ? WHERE id = 1 AND floor > ?`, ports[0], ports[0]); err != nil {
+		return err
+	}
+	if !inCluster {
+		return nil
+	}
+	_, err := t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at) VALUES (?, ?)
 		ON CONFLICT (service_name) DO UPDATE SET deleted_at = excluded.deleted_at`, name, now())
 	return err
 }

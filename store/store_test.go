@@ -298,6 +298,15 @@ func TestAllocateBridgePort(t *testing.T) {
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			return tx.InsertService(ctx, externalService("outside", 19999))
 		})
+		// A range that starts lower is searched from its start, not from
+		// where the last range's search stopped.
+		ports = store.PortRange{First: 19998, Last: 20002}
+		if got, err := alloc("svc-lower"); err != nil || got != 19998 {
+			t.Fatalf("allocation in a lower range = %d, %v; want 19998", got, err)
+		}
+		if _, err := alloc("svc-lower-full"); !errors.Is(err, store.ErrNoBridgePort) {
+			t.Fatalf("full lower range: err = %v, want ErrNoBridgePort", err)
+		}
 		// The unique index is what makes a port unique.
 		err := inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			return tx.InsertService(ctx, externalService("clash", 20000))
