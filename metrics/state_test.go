@@ -111,7 +111,7 @@ func TestStoreGauges(t *testing.T) {
 				if err := tx.CreateAgent(ctx, hub, "hash-1"); err != nil {
 					return err
 				}
-				for i, name := range []string{"a", "b", "c", "d"} {
+				for i, name := range []string{"a", "b", "c", "d", "gone"} {
 					s := &service.Service{Spec: service.Spec{Name: name, Type: service.TypeExternal, Resource: "203.0.113.10",
 						TargetPort: 443, DefaultBridge: "default-router", Tags: []string{}}, BridgePort: 10024 + i}
 					if err := tx.InsertService(ctx, s); err != nil {
@@ -131,6 +131,9 @@ func TestStoreGauges(t *testing.T) {
 				// A deleted service whose listener is still on the hub.
 				gone := routerconfig.Held{Kind: store.KindListener, Service: "gone"}
 				if err := tx.SetRouterObjects(ctx, "a-1", []routerconfig.Held{gone}, map[string]bool{"listener/gone": true}, nil); err != nil {
+					return err
+				}
+				if err := tx.DeleteService(ctx, "gone", false); err != nil {
 					return err
 				}
 				return tx.WriteRouterConfig(ctx, "a-1", []byte(`[]`))

@@ -78,7 +78,9 @@ func (t *Tx) RouterObjects(ctx context.Context, agentUUID, service string) ([]ro
 	}
 	query, args := `SELECT kind, service_name, object FROM router_entries WHERE agent_uuid = ?`, []any{agentUUID}
 	if service != "" {
-		query, args = query+` AND service_name = ?`, append(args, service)
+		// Both kinds named, so that the key's index finds the two rows
+		// instead of reading every entry of the router.
+		query, args = query+` AND kind IN (?, ?) AND service_name = ?`, append(args, KindListener, KindConnector, service)
 	}
 	if err := t.sel(ctx, &rows, query+` ORDER BY kind, service_name`, args...); err != nil {
 		return nil, err

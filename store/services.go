@@ -101,10 +101,12 @@ func (t *Tx) GetService(ctx context.Context, name string) (service.Service, erro
 	return svcs[0], nil
 }
 
+// withTags reads the tags of rows, which hold every service from the
+// first to the last by name (byte order): one range of the tags' index,
+// however many they are.
 func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service, error) {
 	out := make([]service.Service, len(rows))
 	idx := make(map[string]int, len(rows))
-	names := make([]string, len(rows))
 	for i, r := range rows {
 		svc, err := r.service()
 		if err != nil {
@@ -112,23 +114,22 @@ func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service
 		}
 		out[i] = svc
 		idx[r.Name] = i
-		names[i] = r.Name
 	}
-	for _, chunk := range chunks(names, 500) {
-		query, args, err := t.in(`SELECT service_name, tag FROM service_tags WHERE service_name IN (?) ORDER BY service_name, position`, chunk)
-		if err != nil {
-			return nil, err
-		}
-		var tags []struct {
-			Service string `db:"service_name"`
-			Tag     string `db:"tag"`
-		}
-		if err := t.sel(ctx, &tags, query, args...); err != nil {
-			return nil, err
-		}
-		for _, tg := range tags {
-			s := &out[idx[tg.Service]]
-			s.Tags = append(s.Tags, tg.Tag)
+	if len(rows) == 0 {
+		return out, nil
+	}
+	var tags []struct {
+		Service string `db:"service_name"`
+		Tag     string `db:"tag"`
+	}
+	name := t.binary("service_name")
+	if err := t.sel(ctx, &tags, `SELECT service_name, tag FROM service_tags WHERE `+name+` >= ? AND `+name+` <= ? ORDER BY service_name, position`,
+		rows[0].Name, rows[len(rows)-1].Name); err != nil {
+		return nil, err
+	}
+	for _, tg := range tags {
+		if i, ok := idx[tg.Service]; ok {
+			out[i].Tags = append(out[i].Tags, tg.Tag)
 		}
 	}
 	return out, nil
@@ -245,8 +246,9 @@ func (t *Tx) SetServicePlacement(ctx context.Context, name string, p service.Pla
 	return n > 0, err
 }
 
-// DeleteService removes the row; its router entries stay recorded until a
-// reconcile removes them from the routers. With inCluster, the service's
+// DeleteService removes the row and records the deletion until the
+// service's objects are gone: its router entries stay recorded until a
+// reconcile removes them from the routers, and with inCluster its
 // Kubernetes objects are recorded as left to remove (ClearDeletion).
 func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) error {
 	var ports []int
@@ -260,18 +262,23 @@ func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) err
 	if _, err := t.exec(ctx, `UPDATE bridge_port_floor SET floor = ? WHERE id = 1 AND floor > ?`, ports[0], ports[0]); err != nil {
 		return err
 	}
-	if !inCluster {
-		return nil
-	}
-	_, err := t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at) VALUES (?, ?)
-		ON CONFLICT (service_name) DO UPDATE SET deleted_at = excluded.deleted_at`, name, now())
+	_, err := t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at, cluster_objects) VALUES (?, ?, ?)
+		ON CONFLICT (service_name) DO UPDATE SET deleted_at = excluded.deleted_at, cluster_objects = excluded.cluster_objects`,
+		name, now(), inCluster)
 	return err
 }
 
 // ClearDeletion records that a deleted service's Kubernetes objects are
 // removed; a service of that name created since keeps nothing to clear.
 func (t *Tx) ClearDeletion(ctx context.Context, name string) error {
-	_, err := t.exec(ctx, `DELETE FROM service_deletions WHERE service_name = ?`, name)
+	_, err := t.exec(ctx, `UPDATE service_deletions SET cluster_objects = FALSE WHERE service_name = ?`, name)
+	return err
+}
+
+// PruneDeletions forgets the deletions whose objects are all gone.
+func (t *Tx) PruneDeletions(ctx context.Context) error {
+	_, err := t.exec(ctx, `DELETE FROM service_deletions WHERE NOT cluster_objects
+		AND NOT EXISTS (SELECT 1 FROM router_entries e WHERE e.service_name = service_deletions.service_name)`)
 	return err
 }
 
@@ -286,12 +293,12 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, statu
 	return n > 0, err
 }
 
-// deletingNames selects names without a row that still have router
-// entries or Kubernetes objects: deleted services whose objects a
-// reconcile has not removed yet.
-const deletingNames = `SELECT d.name FROM (
-		SELECT service_name AS name FROM router_entries UNION SELECT service_name FROM service_deletions) d
-	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = d.name)`
+// deletingNames selects deleted services (without a row) that still have
+// router entries or Kubernetes objects: those a reconcile has not removed
+// yet. It reads the deletions, never every router entry.
+const deletingNames = `SELECT d.name FROM (SELECT service_name AS name, cluster_objects FROM service_deletions) d
+	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = d.name)
+	  AND (d.cluster_objects OR EXISTS (SELECT 1 FROM router_entries e WHERE e.service_name = d.name))`
 
 // UnsettledServices names services whose latest generation no reconcile
 // has finished, and names that still have router entries but no row: the

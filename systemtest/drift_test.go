@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +25,16 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
 		"name": "checkout", "type": "microservice", "resource": "orders/checkout", "targetPort": 8080}, nil)
 	s.waitStatus("checkout", "ready")
+	// Queued agent reconciles still to run would repair the edits below
+	// before the drift check does.
+	s.waitFor("the agent queue to drain", time.Minute, func() (bool, string) {
+		var n int
+		err := s.store.InTx(context.Background(), func(tx *store.Tx) (err error) {
+			n, err = tx.QueuedAgentCount(context.Background())
+			return err
+		})
+		return err == nil && n == 0, fmt.Sprintf("%d queued (%v)", n, err)
+	})
 	wantHub, _ := s.bridges("hub")
 	_, wantFog := s.bridges("fog-a")
 

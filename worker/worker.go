@@ -66,6 +66,9 @@ func ResyncOnce(ctx context.Context, st *store.Store, wf workflows.Client, grace
 	var queued int
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
+		if err := tx.PruneDeletions(ctx); err != nil {
+			return err
+		}
 		if names, err = tx.UnsettledServices(ctx, time.Now().UTC().Add(-grace)); err != nil {
 			return err
 		}

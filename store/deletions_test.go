@@ -1,0 +1,78 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"svcbridge/inventory"
+	"svcbridge/routerconfig"
+	"svcbridge/store"
+	"svcbridge/store/storetest"
+)
+
+// TestDeletingUntilObjectsGone: a deleted service is deleting while a
+// router still holds one of its objects (and, on Kubernetes, until its
+// cluster objects are removed), on its own, whatever else is stored.
+func TestDeletingUntilObjectsGone(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		listener := func(name string) []routerconfig.Held {
+			return []routerconfig.Held{{Kind: store.KindListener, Service: name, JSON: []byte(`{}`)}}
+		}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			hub := &inventory.Agent{UUID: "a-1", Name: "hub", RouterMode: inventory.RouterInterior, Tags: []string{}, UpstreamRouters: []string{}}
+			if err := tx.CreateAgent(ctx, hub, "hash"); err != nil {
+				return err
+			}
+			for i, name := range []string{"on-router", "in-cluster", "kept"} {
+				if err := tx.InsertService(ctx, externalService(name, 20000+i)); err != nil {
+					return err
+				}
+				if err := tx.SetRouterObjects(ctx, "a-1", listener(name), nil, nil); err != nil {
+					return err
+				}
+			}
+			if err := tx.DeleteService(ctx, "on-router", false); err != nil {
+				return err
+			}
+			if err := tx.DeleteService(ctx, "in-cluster", true); err != nil {
+				return err
+			}
+			return tx.SetRouterObjects(ctx, "a-1", nil, nil, listener("in-cluster"))
+		})
+		deleting := func() []string {
+			var names []string
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) (err error) {
+				names, err = tx.DeletingServices(ctx)
+				return err
+			})
+			return names
+		}
+		if got := deleting(); !slices.Equal(got, []string{"in-cluster", "on-router"}) {
+			t.Fatalf("deleting %v, want in-cluster (its cluster objects) and on-router (its listener)", got)
+		}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.ClearDeletion(ctx, "in-cluster"); err != nil {
+				return err
+			}
+			return tx.SetRouterObjects(ctx, "a-1", nil, nil, listener("on-router"))
+		})
+		if got := deleting(); len(got) != 0 {
+			t.Fatalf("deleting %v after the objects went, want none", got)
+		}
+		// Made again under the same name: not deleting, even once pruned.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.PruneDeletions(ctx); err != nil {
+				return err
+			}
+			if err := tx.InsertService(ctx, externalService("on-router", 20010)); err != nil {
+				return err
+			}
+			return tx.SetRouterObjects(ctx, "a-1", listener("on-router"), nil, nil)
+		})
+		if got := deleting(); len(got) != 0 {
+			t.Fatalf("deleting %v with the service made again, want none", got)
+		}
+	})
+}
