@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -124,5 +125,26 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQue
 	if next != "" {
 		c.Header(ContinueHeader, next)
 	}
-	c.JSON(http.StatusOK, show(page))
+	writeJSONArray(c, show(page))
+}
+
+// writeJSONArray answers items as c.JSON would, one item encoded at a
+// time: a list of thousands is never held whole in memory a second time.
+func writeJSONArray(c *gin.Context, items []any) {
+	c.Header("Content-Type", "application/json; charset=utf-8")
+	c.Status(http.StatusOK)
+	w := bufio.NewWriterSize(c.Writer, 32<<10)
+	w.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		b, err := json.Marshal(it)
+		if err != nil {
+			panic(err) // wire types of strings, numbers and raw JSON
+		}
+		w.Write(b)
+	}
+	w.WriteByte(']')
+	w.Flush() // a client gone meanwhile is not an error to answer
 }
