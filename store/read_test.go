@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,4 +65,44 @@ func TestReadsDoNotWaitForWriters(t *testing.T) {
 			t.Error("a write inside Read succeeded")
 		}
 	})
+}
+
+// TestReadsGetAConnectionDuringAWriteBurst: on PostgreSQL, write
+// transactions filling the pool leave connections to reads, which answer
+// at once instead of queueing for a connection behind the writes.
+func TestReadsGetAConnectionDuringAWriteBurst(t *testing.T) {
+	s, err := store.OpenPool(context.Background(), storetest.NewPostgresDB(t), store.Pool{MaxOpen: 4, MaxIdle: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	release := make(chan struct{})
+	done := make(chan error, 8)
+	for i := range 8 { // twice the pool
+		go func() {
+			done <- s.InTx(context.Background(), func(tx *store.Tx) error {
+				if err := tx.InsertService(context.Background(), externalService(fmt.Sprintf("burst-%d", i), 20000+i)); err != nil {
+					return err
+				}
+				<-release
+				return nil
+			})
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the writers take what they can
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = s.Read(ctx, func(tx *store.Tx) error {
+		_, err := tx.ListServices(ctx)
+		return err
+	})
+	close(release)
+	if err != nil {
+		t.Fatalf("a read during a write burst: %v", err)
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

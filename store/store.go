@@ -68,7 +68,15 @@ type Store struct {
 	// reads serves Read: on SQLite a pool of read-only connections beside
 	// the one writer, so reads never queue behind writes; db on PostgreSQL.
 	reads *sqlx.DB
+	// writers bounds the write transactions open at once on PostgreSQL
+	// below the pool's size, so a burst of writes never takes the
+	// connections Read needs (nil: no bound).
+	writers chan struct{}
 }
+
+// readConns is how many of a PostgreSQL pool's connections writes leave to
+// reads.
+const readConns = 2
 
 // Pool sizes one process's PostgreSQL connection pool (SQLite always uses
 // one connection).
@@ -111,6 +119,9 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 		db.SetMaxIdleConns(pool.MaxIdle)
 		db.SetConnMaxLifetime(pool.MaxLifetime)
 		s = &Store{db: db, dialect: Postgres}
+		if pool.MaxOpen > readConns {
+			s.writers = make(chan struct{}, pool.MaxOpen-readConns)
+		}
 	} else {
 		// WAL lets readers run beside the writer; one connection queues
 		// writers in Go instead of in SQLite's sleeping busy handler, and
@@ -258,6 +269,14 @@ var retryDelays = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 
 	80 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond, 640 * time.Millisecond}
 
 func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
+	if s.writers != nil {
+		select {
+		case s.writers <- struct{}{}:
+			defer func() { <-s.writers }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return mapErr(err)
