@@ -78,7 +78,15 @@ type Server struct {
 	pollers pollerCache
 	// routerDocs are assembled router documents by agent uuid.
 	routerDocs *lru.Cache[string, routerDoc]
+	// creates bounds this process's service creates in flight
+	// (createService).
+	creates chan struct{}
 }
+
+// concurrentCreates is how many service creates one API process runs at
+// once: they serialize on the bridge-port allocation anyway, and a few in
+// flight overlap their reads and commits.
+const concurrentCreates = 4
 
 // New returns the API's http.Handler.
 func New(o Options) http.Handler {
@@ -87,7 +95,7 @@ func New(o Options) http.Handler {
 	}
 	o.Reconciler = dryRunReconciler{o.Reconciler}
 	docs, _ := lru.New[string, routerDoc](routerDocCacheSize) // fails only for a size ≤ 0
-	s := &Server{Options: o, started: time.Now(), routerDocs: docs}
+	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)

@@ -200,6 +200,11 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	}
 	var svc service.Service
 	var preview []wire.DistributionEntry
+	// Creates take the bridge-port allocation's lock in turn: the rest
+	// wait here, not in transactions holding connections that reads and
+	// the reconciles need.
+	s.creates <- struct{}{}
+	defer func() { <-s.creates }()
 	err := s.inTx(c, func(tx *store.Tx) error {
 		// From spec on every attempt: a retried transaction must not start
 		// from what a failed one resolved or read back.
