@@ -12,8 +12,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
