@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,13 +108,13 @@ func (s benchSystem) seedServices(n int) {
 	}
 }
 
-// routersWith counts the edge router configs (the hub excluded) holding
-// service's listener.
+// routersWith counts the edge routers (the hub excluded) holding
+// service's listener: its row, which their documents are assembled from.
 func (s benchSystem) routersWith(service string) int {
 	s.t.Helper()
 	var n int
-	err := s.db.QueryRow(`SELECT COUNT(*) FROM router_configs c JOIN agents a ON a.uuid = c.agent_uuid
-		WHERE NOT a.default_router AND c.config LIKE $1`, `%"`+service+`-listener":%`).Scan(&n)
+	err := s.db.QueryRow(`SELECT COUNT(*) FROM router_entries e JOIN agents a ON a.uuid = e.agent_uuid
+		WHERE NOT a.default_router AND e.kind = 'listener' AND e.service_name = $1 AND e.object IS NOT NULL`, service).Scan(&n)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -132,14 +131,15 @@ func (s benchSystem) rewrites() int64 {
 	return n
 }
 
-// listenersOf counts the listeners in an agent's router config.
+// listenersOf counts the listeners svcbridge holds on an agent's router.
 func (s benchSystem) listenersOf(agentUUID string) int {
 	s.t.Helper()
-	var cfg string
-	if err := s.db.QueryRow(`SELECT config FROM router_configs WHERE agent_uuid = $1`, agentUUID).Scan(&cfg); err != nil {
+	var n int
+	err := s.db.QueryRow(`SELECT COUNT(*) FROM router_entries WHERE agent_uuid = $1 AND kind = 'listener' AND object IS NOT NULL`, agentUUID).Scan(&n)
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	return strings.Count(cfg, `-listener":`)
+	return n
 }
 
 // waitUntil polls cond every 10 ms until it holds, failing after timeout.
@@ -286,8 +286,8 @@ func BenchmarkFanoutBurst(b *testing.B) {
 		want := (i + 1) * services
 		s.waitUntil("every router holding every burst listener", 5*time.Minute, func() (bool, string) {
 			var behind int
-			if err := s.db.QueryRow(`SELECT COUNT(*) FROM router_configs c JOIN agents a ON a.uuid = c.agent_uuid
-				WHERE NOT a.default_router AND (LENGTH(c.config) - LENGTH(REPLACE(c.config, '-listener":', ''))) / 11 < $1`, want).Scan(&behind); err != nil {
+			if err := s.db.QueryRow(`SELECT COUNT(*) FROM agents a WHERE NOT a.default_router AND (SELECT COUNT(*) FROM router_entries e
+				WHERE e.agent_uuid = a.uuid AND e.kind = 'listener' AND e.object IS NOT NULL) < $1`, want).Scan(&behind); err != nil {
 				b.Fatal(err)
 			}
 			return behind == 0, fmt.Sprintf("%d routers behind", behind)
