@@ -21,8 +21,8 @@ func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]serv
 	if limit > 0 {
 		query, args = query+` LIMIT ?`, append(args, limit)
 	}
-	var rows []serviceRow
-	if err := t.sel(ctx, &rows, query, args...); err != nil {
+	rows, err := t.serviceRows(ctx, query, args...)
+	if err != nil {
 		return nil, err
 	}
 	return t.withTags(ctx, rows)
