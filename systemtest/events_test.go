@@ -40,8 +40,17 @@ func TestCLIEventsSelectorSortBy(t *testing.T) {
 		t.Errorf("describe's first event is %q, want Created", first)
 	}
 
-	r = cliMust(t, s.url, 0, "events")
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	// The reconcile asked for fails again (its Failed event repeats, newest
+	// of all) after --wait saw the failure already recorded.
+	var lines []string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r = cliMust(t, s.url, 0, "events")
+		lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if len(lines) > 1 && strings.Contains(lines[1], "Failed") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if !cliHasLine(lines[0], "LAST SEEN", "TYPE", "REASON", "SERVICE", "MESSAGE") ||
 		!regexp.MustCompile(`(?m)^\d+s\s+Normal\s+Created\s+vendor\s+created with bridge port 10025$`).MatchString(r.stdout) ||
 		!strings.Contains(lines[1], "checkout") || !strings.Contains(lines[1], "Failed") {
