@@ -1,9 +1,7 @@
 package activities
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 
 	"go.temporal.io/sdk/activity"
@@ -83,7 +81,7 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 		if err == nil {
 			out, err = routerconfig.RemovePairs(out, routerconfig.PairConnector, removeConnectors)
 		}
-		changed = err == nil && !sameJSON(raw, out)
+		changed = err == nil && !routerconfig.SameJSON(raw, out)
 		return out, err
 	})
 	kubeCall("update", "configmaps", err)
@@ -98,11 +96,6 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 		metrics.RouterWrites.WithLabelValues("hub-configmap").Inc()
 	}
 	return changed, nil
-}
-
-func sameJSON(a, b []byte) bool {
-	var x, y bytes.Buffer
-	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // ReconcileKubeService makes the Kubernetes Service of a microservice,

@@ -95,6 +95,19 @@ func (d *Doc) Marshal() []byte {
 	return mustMarshal(top)
 }
 
+// JSON is the listener as a router document holds it.
+func (l Listener) JSON() json.RawMessage { return mustMarshal(l) }
+
+// JSON is the connector as a router document holds it.
+func (c Connector) JSON() json.RawMessage { return mustMarshal(c) }
+
+// SameJSON reports whether two JSON texts hold the same tokens, formatting
+// aside; not JSON is never the same.
+func SameJSON(a, b []byte) bool {
+	var x, y bytes.Buffer
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
+}
+
 func mustMarshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

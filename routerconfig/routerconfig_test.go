@@ -86,3 +86,20 @@ func TestObjectsEncodeInTheSeedsKeyOrder(t *testing.T) {
 		t.Errorf("connector %s", c)
 	}
 }
+
+func TestSameJSONIgnoresFormattingOnly(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a":1,"b":[2]}`, "{ \"a\": 1,\n \"b\": [ 2 ] }", true},
+		{`{"a":1,"b":2}`, `{"b":2,"a":1}`, false}, // key order is content
+		{`{"a":1}`, `{"a":"1"}`, false},
+		{`[]`, ``, false}, // not JSON is never the same
+		{`{`, `{`, false},
+	} {
+		if got := SameJSON([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("SameJSON(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -81,18 +81,18 @@ func PlanRouter(base []byte, have []routerconfig.Held, listeners []ListenerWant,
 	}
 	var wants []routerconfig.Held
 	for _, l := range listeners {
-		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindListener, Service: l.Service, JSON: mustJSON(Listener(l.Service, l.BridgePort))})
+		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindListener, Service: l.Service, JSON: Listener(l.Service, l.BridgePort).JSON()})
 		plan.Listeners = append(plan.Listeners, l.Service)
 	}
 	for _, c := range connectors {
-		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindConnector, Service: c.Service, JSON: mustJSON(Connector(c.Service, c.TargetPort, c.Backend))})
+		wants = append(wants, routerconfig.Held{Kind: routerconfig.KindConnector, Service: c.Service, JSON: Connector(c.Service, c.TargetPort, c.Backend).JSON()})
 		plan.Connectors = append(plan.Connectors, c.Service)
 	}
 	wanted := map[heldKey]bool{}
 	for _, w := range wants {
 		k := heldKey{w.Kind, w.Service}
 		wanted[k] = true
-		if old, ok := seen(k); !ok || !sameJSON(old, w.JSON) {
+		if old, ok := seen(k); !ok || !routerconfig.SameJSON(old, w.JSON) {
 			plan.Rewritten[w.Kind+"/"+w.Service] = true
 		}
 		if raw, ok := held[k]; !ok || !bytes.Equal(raw, w.JSON) {
@@ -134,20 +134,6 @@ func (k heldKey) held() routerconfig.Held { return routerconfig.Held{Kind: k.Kin
 
 func compareHeld(a, b heldKey) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Service, b.Service))
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // plain structs of strings
-	}
-	return b
-}
-
-// sameJSON compares two objects, ignoring formatting.
-func sameJSON(a, b []byte) bool {
-	var x, y bytes.Buffer
-	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // ReasonHub is why the hub router listens for a service: it holds the

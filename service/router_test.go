@@ -104,7 +104,7 @@ func TestPlanRouterRebuildsOwnedEntriesOnly(t *testing.T) {
 
 func TestPlanRouterScopedToOneService(t *testing.T) {
 	listener := func(s string, port int) routerconfig.Held {
-		return routerconfig.Held{Kind: routerconfig.KindListener, Service: s, JSON: mustJSON(Listener(s, port))}
+		return routerconfig.Held{Kind: routerconfig.KindListener, Service: s, JSON: Listener(s, port).JSON()}
 	}
 	clean := []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{"theirs-listener":{"name":"theirs-listener"}}}}`)
 	others := []routerconfig.Held{listener("a", 10001), listener("b", 10002)}
