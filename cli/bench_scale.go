@@ -416,25 +416,27 @@ func (b *bench) timedGet(ctx context.Context, path string, h http.Header) (code 
 // serverPending is the server's svcbridge_services{status="pending"}
 // gauge; -1 when its /metrics does not say.
 func (b *bench) serverPending(ctx context.Context) float64 {
-	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
-	if err != nil || code != http.StatusOK {
-		return -1
-	}
-	if v, ok := metricValue(body, `svcbridge_services{status="pending"}`); ok {
+	if v, ok := b.serverMetric(ctx, `svcbridge_services{status="pending"}`); ok {
 		return v
 	}
 	return -1
+}
+
+// serverMetric reads one sample of the server's /metrics.
+func (b *bench) serverMetric(ctx context.Context, name string) (float64, bool) {
+	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
+	if err != nil || code != http.StatusOK {
+		return 0, false
+	}
+	return metricValue(body, name)
 }
 
 // rss is the server's resident memory in MiB: process_resident_memory_bytes
 // of its /metrics, else, for an embedded server (this process), VmRSS of
 // /proc/self/status; 0 and "" when neither answers.
 func (b *bench) rss(ctx context.Context) (float64, string) {
-	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
-	if err == nil && code == http.StatusOK {
-		if v, ok := metricValue(body, "process_resident_memory_bytes"); ok {
-			return round(v/(1<<20), 1), "metrics"
-		}
+	if v, ok := b.serverMetric(ctx, "process_resident_memory_bytes"); ok {
+		return round(v/(1<<20), 1), "metrics"
 	}
 	if b.embedded {
 		if f, err := os.ReadFile("/proc/self/status"); err == nil {

@@ -16,12 +16,8 @@ func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]
 // ServicesAfter pages through the services by name (byte order): up to
 // limit (0: all) of them named after after.
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
-	query := `SELECT ` + serviceCols + ` FROM services WHERE ` + t.binary("name") + ` > ? ORDER BY ` + t.binary("name")
-	args := []any{after}
-	if limit > 0 {
-		query, args = query+` LIMIT ?`, append(args, limit)
-	}
-	rows, err := t.serviceRows(ctx, query, args...)
+	page, args := t.namedAfter("name", after, limit)
+	rows, err := t.serviceRows(ctx, `SELECT `+serviceCols+` FROM services WHERE `+page, args...)
 	if err != nil {
 		return nil, err
 	}

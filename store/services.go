@@ -18,28 +18,29 @@ const (
 // ErrNoBridgePort means every port of the range is taken.
 var ErrNoBridgePort = fmt.Errorf("no bridge port available")
 
+// serviceRow is a services row, in serviceCols order (serviceRows scans it).
 type serviceRow struct {
-	Name               string    `db:"name"`
-	Type               string    `db:"type"`
-	Resource           string    `db:"resource"`
-	TargetPort         int       `db:"target_port"`
-	ServicePort        *int      `db:"service_port"`
-	K8sType            *string   `db:"k8s_type"`
-	Kubernetes         *string   `db:"kubernetes"` // spec.kubernetes as JSON
-	DefaultBridge      string    `db:"default_bridge"`
-	BridgePort         int       `db:"bridge_port"`
-	ServiceEndpoint    *string   `db:"service_endpoint"`
-	ProvisioningStatus string    `db:"provisioning_status"`
-	ProvisioningError  *string   `db:"provisioning_error"`
-	Generation         int64     `db:"generation"`
-	ObservedGeneration int64     `db:"observed_generation"`
-	CreatedAt          time.Time `db:"created_at"`
-	UpdatedAt          time.Time `db:"updated_at"`
-	ConnectorSite      string    `db:"connector_site"`
-	HubSite            string    `db:"hub_site"`
-	BackendAgent       string    `db:"backend_agent"`
-	BridgeAgent        string    `db:"bridge_agent"`
-	OnDefaultRouter    bool      `db:"on_default_router"`
+	Name               string
+	Type               string
+	Resource           string
+	TargetPort         int
+	ServicePort        *int
+	K8sType            *string
+	Kubernetes         *string // spec.kubernetes as JSON
+	DefaultBridge      string
+	BridgePort         int
+	ServiceEndpoint    *string
+	ProvisioningStatus string
+	ProvisioningError  *string
+	Generation         int64
+	ObservedGeneration int64
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	ConnectorSite      string
+	HubSite            string
+	BackendAgent       string
+	BridgeAgent        string
+	OnDefaultRouter    bool
 }
 
 const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
@@ -103,20 +104,19 @@ func kubernetesJSON(k *service.Kubernetes) (*string, error) {
 
 // ListServices returns every service sorted by name.
 func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
-	rows, err := t.serviceRows(ctx, `SELECT `+serviceCols+` FROM services ORDER BY `+t.binary("name"))
-	if err != nil {
-		return nil, err
-	}
-	return t.withTags(ctx, rows)
+	return t.ServicesAfter(ctx, "", 0)
 }
 
 // GetService returns one service.
 func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
-	var r serviceRow
-	if err := t.get(ctx, &r, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name); err != nil {
+	rows, err := t.serviceRows(ctx, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name)
+	if err == nil && len(rows) == 0 {
+		err = ErrNotFound
+	}
+	if err != nil {
 		return service.Service{}, err
 	}
-	svcs, err := t.withTags(ctx, []serviceRow{r})
+	svcs, err := t.withTags(ctx, rows)
 	if err != nil {
 		return service.Service{}, err
 	}
@@ -347,13 +347,9 @@ func (t *Tx) DeletingServices(ctx context.Context) ([]string, error) {
 // DeletingServicesAfter pages through DeletingServices by name (byte
 // order): up to limit (0: all) named after after.
 func (t *Tx) DeletingServicesAfter(ctx context.Context, after string, limit int) ([]string, error) {
-	query := deletingNames + ` AND ` + t.binary("d.name") + ` > ? ORDER BY ` + t.binary("d.name")
-	args := []any{after}
-	if limit > 0 {
-		query, args = query+` LIMIT ?`, append(args, limit)
-	}
+	page, args := t.namedAfter("d.name", after, limit)
 	var names []string
-	err := t.sel(ctx, &names, query, args...)
+	err := t.sel(ctx, &names, deletingNames+` AND `+page, args...)
 	return names, err
 }
 

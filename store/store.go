@@ -385,6 +385,16 @@ func (t *Tx) binary(col string) string {
 	return col
 }
 
+// namedAfter is the condition and order of a page by the name column col
+// (byte order): names after after, up to limit of them (0: all).
+func (t *Tx) namedAfter(col, after string, limit int) (string, []any) {
+	page := t.binary(col) + ` > ? ORDER BY ` + t.binary(col)
+	if limit <= 0 {
+		return page, []any{after}
+	}
+	return page + ` LIMIT ?`, []any{after, limit}
+}
+
 func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
 	return mapErr(t.tx.GetContext(ctx, dest, t.tx.Rebind(query), args...))
 }
