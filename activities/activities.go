@@ -155,19 +155,41 @@ type routerResult struct {
 	Changes []string
 }
 
+// errWholeRouter stops a pass over one service's objects that would have
+// to rewrite the router's base document, which only a pass holding the
+// whole router may do.
+var errWholeRouter = errors.New("the base document changes: the pass needs the whole router")
+
 // reconcileRouter makes what svcbridge holds on an agent's router match the
 // services: all of them, or only the service named only. It holds the
-// router's row lock while it reads the services and writes, so concurrent
-// reconciles of one router queue and the last sees everything committed
-// before it.
-func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (res routerResult, err error) {
+// router's lock while it reads the services and writes, so concurrent
+// reconciles queue and the last sees everything committed before it: the
+// whole router's for a whole pass, the service's (and the router's shared)
+// for one service's, so that one service's pass never waits for another's.
+func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (routerResult, error) {
+	res, err := a.passRouter(ctx, uuid, only)
+	if errors.Is(err, errWholeRouter) {
+		// Rare: svcbridge's objects left in the base by a release before
+		// router objects were rows.
+		return a.passRouter(ctx, uuid, "")
+	}
+	return res, err
+}
+
+func (a *Activities) passRouter(ctx context.Context, uuid, only string) (res routerResult, err error) {
 	var scope []string
 	if only != "" {
 		scope = []string{only}
 	}
 	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
 		res = routerResult{}
-		base, err := tx.LockRouterConfig(ctx, uuid)
+		var base []byte
+		var err error
+		if only == "" {
+			base, err = tx.LockRouterConfig(ctx, uuid)
+		} else {
+			base, err = tx.ShareRouterConfig(ctx, uuid, only)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			// No router (routerMode none) or no agent: nothing to hold.
 			have, err := tx.RouterObjects(ctx, uuid, only)
@@ -202,6 +224,9 @@ func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (re
 			// A document that is not JSON is not ours to guess at; retried,
 			// as someone may fix it.
 			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), TypeInvalidPlacement, err)
+		}
+		if plan.BaseChanged && only != "" {
+			return errWholeRouter
 		}
 		switch {
 		case plan.BaseChanged:

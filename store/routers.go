@@ -21,12 +21,34 @@ func (t *Tx) RouterConfig(ctx context.Context, agentUUID string) ([]byte, error)
 	return []byte(cfg), err
 }
 
-// LockRouterConfig reads an agent's base router document and holds its row
-// lock (the router's lock) until the transaction ends, so that writers of
-// one router queue instead of losing each other's entries.
+// LockRouterConfig reads an agent's base router document and holds the
+// whole router's lock (its row's) until the transaction ends: a pass over
+// everything the router holds runs alone.
 func (t *Tx) LockRouterConfig(ctx context.Context, agentUUID string) ([]byte, error) {
 	var cfg string
 	err := t.get(ctx, &cfg, `SELECT config FROM router_configs WHERE agent_uuid = ?`+t.forUpdate(), agentUUID)
+	return []byte(cfg), err
+}
+
+// ShareRouterConfig reads an agent's base router document for a pass over
+// one service's objects, holding until the transaction ends the router's
+// lock shared and the lock of that service on it: passes of different
+// services on one router (a hub during a burst of creates) run at once and
+// queue only for the version bump at their end, while a whole-router pass
+// (LockRouterConfig) and passes of the same service wait for each other.
+// On SQLite, whose writers run one at a time, it is a plain read.
+func (t *Tx) ShareRouterConfig(ctx context.Context, agentUUID, service string) ([]byte, error) {
+	if t.dialect != Postgres {
+		return t.RouterConfig(ctx, agentUUID)
+	}
+	var cfg string
+	// FOR KEY SHARE conflicts with FOR UPDATE only, not with the version
+	// bump's UPDATE that each pass makes.
+	if err := t.get(ctx, &cfg, `SELECT config FROM router_configs WHERE agent_uuid = ? FOR KEY SHARE`, agentUUID); err != nil {
+		return nil, err
+	}
+	// The two-key form: its keys never meet AllocateBridgePort's one-key lock.
+	_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, agentUUID, service)
 	return []byte(cfg), err
 }
 
