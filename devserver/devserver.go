@@ -370,6 +370,15 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// A dev box does not need a 128k-entry mutable state cache; every
 		// service's workflow stays open, so the cache would grow with them.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 1024,
+		// The history service's task schedulers start 512 workers each, and
+		// replication's 640 more on a server that never replicates: about
+		// 2,200 idle goroutines that every GC scans, for one shard whose
+		// store writes one at a time anyway.
+		dynamicconfig.TimerProcessorSchedulerWorkerCount.Key():                  32,
+		dynamicconfig.TransferProcessorSchedulerWorkerCount.Key():               32,
+		dynamicconfig.VisibilityProcessorSchedulerWorkerCount.Key():             32,
+		dynamicconfig.ReplicationProcessorSchedulerWorkerCount.Key():            1,
+		dynamicconfig.ReplicationLowPriorityProcessorSchedulerWorkerCount.Key(): 1,
 		// Workflow Update (svcbridge may use UpdateWithStart); on by default
 		// in v1.31, set explicitly so a default change cannot surprise us.
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
