@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -129,21 +130,24 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQue
 }
 
 // writeJSONArray answers items as c.JSON would, one item encoded at a
-// time: a list of thousands is never held whole in memory a second time.
+// time into one reused buffer: a list of thousands is never held whole in
+// memory a second time, nor allocated item by item.
 func writeJSONArray(c *gin.Context, items []any) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := bufio.NewWriterSize(c.Writer, 32<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // escapes HTML as json.Marshal does
 	w.WriteByte('[')
 	for i, it := range items {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		b, err := json.Marshal(it)
-		if err != nil {
+		buf.Reset()
+		if err := enc.Encode(it); err != nil {
 			panic(err) // wire types of strings, numbers and raw JSON
 		}
-		w.Write(b)
+		w.Write(buf.Bytes()[:buf.Len()-1]) // without Encode's newline
 	}
 	w.WriteByte(']')
 	w.Flush() // a client gone meanwhile is not an error to answer

@@ -75,8 +75,8 @@ func deleting(name string) service.Service {
 }
 
 // shown is v as the API answers it: a deleting service without the spec
-// it no longer has, else v.
-func shown(v wire.Service) any {
+// it no longer has, else v (not copied: a list shows thousands).
+func shown(v *wire.Service) any {
 	if v.ProvisioningStatus != service.StatusDeleting {
 		return v
 	}
@@ -95,8 +95,8 @@ func (s *Server) listServices(c *gin.Context) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		views := s.views(c.Request.Context(), page...)
 		out := make([]any, len(views))
-		for i, v := range views {
-			out[i] = shown(v)
+		for i := range views {
+			out[i] = shown(&views[i])
 		}
 		return out
 	})
@@ -163,7 +163,7 @@ func (s *Server) getService(c *gin.Context) {
 	}
 	v := s.views(ctx, svc)[0]
 	v.Distribution = dist
-	c.JSON(http.StatusOK, shown(v))
+	c.JSON(http.StatusOK, shown(&v))
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {

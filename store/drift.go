@@ -16,10 +16,14 @@ func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]
 // ServicesAfter pages through the services by name (byte order): up to
 // limit (0: all) of them named after after.
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
-	page, args := t.namedAfter("name", after, limit)
-	rows, err := t.serviceRows(ctx, `SELECT `+serviceCols+` FROM services WHERE `+page, args...)
-	if err != nil {
-		return nil, err
+	size := limit
+	if limit <= 0 {
+		// Counted first (in the same snapshot): append would allocate five
+		// times the list of 10,000 as it grows.
+		if err := t.get(ctx, &size, `SELECT COUNT(*) FROM services WHERE `+t.binary("name")+` > ?`, after); err != nil {
+			return nil, err
+		}
 	}
-	return t.withTags(ctx, rows)
+	page, args := t.namedAfter("name", after, limit)
+	return t.services(ctx, size, `SELECT `+serviceCols+` FROM services WHERE `+page, args...)
 }

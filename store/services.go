@@ -18,74 +18,45 @@ const (
 // ErrNoBridgePort means every port of the range is taken.
 var ErrNoBridgePort = fmt.Errorf("no bridge port available")
 
-// serviceRow is a services row, in serviceCols order (serviceRows scans it).
-type serviceRow struct {
-	Name               string
-	Type               string
-	Resource           string
-	TargetPort         int
-	ServicePort        *int
-	K8sType            *string
-	Kubernetes         *string // spec.kubernetes as JSON
-	DefaultBridge      string
-	BridgePort         int
-	ServiceEndpoint    *string
-	ProvisioningStatus string
-	ProvisioningError  *string
-	Generation         int64
-	ObservedGeneration int64
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	ConnectorSite      string
-	HubSite            string
-	BackendAgent       string
-	BridgeAgent        string
-	OnDefaultRouter    bool
-}
-
 const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
 	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at,
 	connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
 
-// serviceRows runs a query of serviceCols. The rows are scanned by hand,
-// not by sqlx's reflection: a list of 10,000 services is most of its cost.
-func (t *Tx) serviceRows(ctx context.Context, query string, args ...any) ([]serviceRow, error) {
+// services runs a query of serviceCols, sorted by name, and reads the
+// services' tags. The rows are scanned by hand, straight into the
+// services, not by sqlx's reflection: a list of 10,000 services is mostly
+// this. size is about how many rows come: the list is allocated once.
+func (t *Tx) services(ctx context.Context, size int, query string, args ...any) ([]service.Service, error) {
 	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(query), args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	defer rows.Close()
-	var out []serviceRow
+	out := make([]service.Service, 0, size)
+	var s service.Service  // one scanned into, then copied out
+	var kubernetes *string // spec.kubernetes as JSON
+	p := &s.Placement
 	for rows.Next() {
-		var r serviceRow
-		if err := rows.Scan(&r.Name, &r.Type, &r.Resource, &r.TargetPort, &r.ServicePort, &r.K8sType, &r.Kubernetes,
-			&r.DefaultBridge, &r.BridgePort, &r.ServiceEndpoint, &r.ProvisioningStatus, &r.ProvisioningError,
-			&r.Generation, &r.ObservedGeneration, &r.CreatedAt, &r.UpdatedAt,
-			&r.ConnectorSite, &r.HubSite, &r.BackendAgent, &r.BridgeAgent, &r.OnDefaultRouter); err != nil {
+		s, kubernetes = service.Service{}, nil
+		if err := rows.Scan(&s.Name, &s.Type, &s.Resource, &s.TargetPort, &s.ServicePort, &s.K8sType, &kubernetes,
+			&s.DefaultBridge, &s.BridgePort, &s.ServiceEndpoint, &s.ProvisioningStatus, &s.ProvisioningError,
+			&s.Generation, &s.ObservedGeneration, &s.CreatedAt, &s.UpdatedAt,
+			&p.ConnectorSite, &p.HubSite, &p.BackendAgent, &p.BridgeAgent, &p.OnDefaultRouter); err != nil {
 			return nil, mapErr(err)
 		}
-		out = append(out, r)
-	}
-	return out, mapErr(rows.Err())
-}
-
-func (r serviceRow) service() (service.Service, error) {
-	var k *service.Kubernetes
-	if r.Kubernetes != nil {
-		if err := json.Unmarshal([]byte(*r.Kubernetes), &k); err != nil {
-			return service.Service{}, fmt.Errorf("service %s: stored kubernetes options: %w", r.Name, err)
+		if kubernetes != nil {
+			if err := json.Unmarshal([]byte(*kubernetes), &s.Kubernetes); err != nil {
+				return nil, fmt.Errorf("service %s: stored kubernetes options: %w", s.Name, err)
+			}
 		}
+		s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+		out = append(out, s)
 	}
-	return service.Service{
-		Spec: service.Spec{Name: r.Name, Type: r.Type, Resource: r.Resource, TargetPort: r.TargetPort,
-			ServicePort: r.ServicePort, K8sType: r.K8sType, Kubernetes: k, DefaultBridge: r.DefaultBridge, Tags: []string{}},
-		BridgePort: r.BridgePort, ServiceEndpoint: r.ServiceEndpoint,
-		ProvisioningStatus: r.ProvisioningStatus, ProvisioningError: r.ProvisioningError,
-		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		Placement: service.Placement{ConnectorSite: r.ConnectorSite, HubSite: r.HubSite,
-			BackendAgent: r.BackendAgent, BridgeAgent: r.BridgeAgent, OnDefaultRouter: r.OnDefaultRouter},
-	}, nil
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err)
+	}
+	rows.Close() // one query at a time on a connection
+	return out, t.readTags(ctx, out)
 }
 
 // kubernetesJSON is the kubernetes column's value: the block as JSON, or
@@ -109,36 +80,27 @@ func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
 
 // GetService returns one service.
 func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
-	rows, err := t.serviceRows(ctx, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name)
-	if err == nil && len(rows) == 0 {
+	svcs, err := t.services(ctx, 1, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name)
+	if err == nil && len(svcs) == 0 {
 		err = ErrNotFound
 	}
-	if err != nil {
-		return service.Service{}, err
-	}
-	svcs, err := t.withTags(ctx, rows)
 	if err != nil {
 		return service.Service{}, err
 	}
 	return svcs[0], nil
 }
 
-// withTags reads the tags of rows, which hold every service from the
+// readTags reads the tags of svcs, which hold every service from the
 // first to the last by name (byte order): one range of the tags' index,
 // however many they are.
-func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service, error) {
-	out := make([]service.Service, len(rows))
-	idx := make(map[string]int, len(rows))
-	for i, r := range rows {
-		svc, err := r.service()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = svc
-		idx[r.Name] = i
+func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
+	if len(svcs) == 0 {
+		return nil
 	}
-	if len(rows) == 0 {
-		return out, nil
+	idx := make(map[string]int, len(svcs))
+	for i := range svcs {
+		svcs[i].Tags = []string{}
+		idx[svcs[i].Name] = i
 	}
 	var tags []struct {
 		Service string `db:"service_name"`
@@ -146,15 +108,15 @@ func (t *Tx) withTags(ctx context.Context, rows []serviceRow) ([]service.Service
 	}
 	name := t.binary("service_name")
 	if err := t.sel(ctx, &tags, `SELECT service_name, tag FROM service_tags WHERE `+name+` >= ? AND `+name+` <= ? ORDER BY service_name, position`,
-		rows[0].Name, rows[len(rows)-1].Name); err != nil {
-		return nil, err
+		svcs[0].Name, svcs[len(svcs)-1].Name); err != nil {
+		return err
 	}
 	for _, tg := range tags {
 		if i, ok := idx[tg.Service]; ok {
-			out[i].Tags = append(out[i].Tags, tg.Tag)
+			svcs[i].Tags = append(svcs[i].Tags, tg.Tag)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // PortRange is an inclusive range of bridge ports.
