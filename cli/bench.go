@@ -84,7 +84,9 @@ the next step). Each line: {"scenario", "step", "target", "services",
 "clients", "filled", "fill_s", "fill_rate_per_s" (services ready per second
 of fill), "post_rate_per_s" (POSTs answered per second), "post_p50_ms",
 "post_p99_ms", "gets", "get_p50_ms", "get_p99_ms" (the reader's, during the
-fill), "pending", "samples", "create_ready_p50_ms", "create_ready_p90_ms",
+fill), "pending", "workflow_task_p999_ms" (the server's worker: the slowest
+workflow type's p99.9 workflow task time, from its /metrics after the fill;
+Temporal times a task out at 10 s), "samples", "create_ready_p50_ms", "create_ready_p90_ms",
 "list500_p50_ms", "list_all_p50_ms", "list_all_kb", "hub_agent",
 "hub_doc_ms", "hub_doc_kb", "hub_doc_304_ms", "hub_304", "hub_note" (why a
 hub figure is missing, e.g. no hub agent), "rss_mb" (MiB), "rss_from"

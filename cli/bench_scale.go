@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"slices"
@@ -40,6 +41,11 @@ type ScaleStep struct {
 	GetP99   float64 `json:"get_p99_ms"`
 	// Pending: services of the fill not ready after --ready-timeout.
 	Pending int `json:"pending"`
+	// WorkflowTaskP999: the slowest workflow type's p99.9 workflow task
+	// execution time on the server's worker, read after the fill (the
+	// SDK's summary spans its last 10 minutes); 0 when the server does
+	// not expose it (an api without a worker).
+	WorkflowTaskP999 float64 `json:"workflow_task_p999_ms"`
 
 	// At rest.
 	Samples        int     `json:"samples"`
@@ -218,6 +224,11 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	if len(gets.ok) > 0 {
 		slices.Sort(gets.ok)
 		r.GetP50, r.GetP99 = percentile(gets.ok, 0.50), percentile(gets.ok, 0.99)
+	}
+	if code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}}); err == nil && code == http.StatusOK {
+		// Temporal fails a workflow task that runs over 10 s, and retries it.
+		p, _ := metricMax(body, "temporal_workflow_task_execution_latency_seconds", `quantile="0.999"`)
+		r.WorkflowTaskP999 = round(p*1000, 1)
 	}
 	return hub
 }
@@ -451,16 +462,42 @@ func (b *bench) rss(ctx context.Context) (float64, string) {
 // metricValue reads the sample name (with its labels, as exposed) of a
 // Prometheus text exposition.
 func metricValue(text []byte, name string) (float64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == name {
-			v, err := strconv.ParseFloat(f[1], 64)
-			return v, err == nil
+	for sample, v := range samples(text) {
+		if sample == name {
+			return v, true
 		}
 	}
 	return 0, false
+}
+
+// metricMax is the largest value of metric name's samples whose labels
+// include match, and whether there was one.
+func metricMax(text []byte, name, match string) (float64, bool) {
+	found, largest := false, 0.0
+	for sample, v := range samples(text) {
+		if n, labels, _ := strings.Cut(sample, "{"); n == name && strings.Contains(labels, match) && (!found || v > largest) {
+			found, largest = true, v
+		}
+	}
+	return largest, found
+}
+
+// samples yields each sample of a Prometheus text exposition: its name
+// with its labels, as exposed, and its value.
+func samples(text []byte) iter.Seq2[string, float64] {
+	return func(yield func(string, float64) bool) {
+		sc := bufio.NewScanner(bytes.NewReader(text))
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+				continue
+			}
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil && !yield(f[0], v) {
+				return
+			}
+		}
+	}
 }
 
 // procStatusKB reads a "Key:   123 kB" line of /proc/<pid>/status.

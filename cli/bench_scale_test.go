@@ -215,6 +215,18 @@ func TestCLIBenchRSSParsers(t *testing.T) {
 	if _, ok := metricValue([]byte("go_goroutines 3\n"), "process_resident_memory_bytes"); ok {
 		t.Error("metricValue found a missing metric")
 	}
+	summary := []byte(`# TYPE temporal_workflow_task_execution_latency_seconds summary
+temporal_workflow_task_execution_latency_seconds{workflow_type="A",quantile="0.99"} 9
+temporal_workflow_task_execution_latency_seconds{workflow_type="A",quantile="0.999"} 0.25
+temporal_workflow_task_execution_latency_seconds{workflow_type="B",quantile="0.999"} 1.5
+temporal_workflow_task_execution_latency_seconds_sum{workflow_type="B",quantile="0.999"} 7
+`)
+	if v, ok := metricMax(summary, "temporal_workflow_task_execution_latency_seconds", `quantile="0.999"`); !ok || v != 1.5 {
+		t.Errorf("metricMax: %v %v, want 1.5", v, ok)
+	}
+	if _, ok := metricMax(summary, "temporal_workflow_task_schedule_to_start_latency_seconds", `quantile="0.999"`); ok {
+		t.Error("metricMax found a missing metric")
+	}
 	kb, ok := procStatusKB([]byte("Name:\tsvcbridge\nVmHWM:\t  2048 kB\nVmRSS:\t  1536 kB\n"), "VmRSS")
 	if !ok || kb != 1536 {
 		t.Errorf("procStatusKB: %v %v", kb, ok)
