@@ -369,7 +369,12 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// A dev box does not need a 128k-entry mutable state cache; every
 		// service's workflow stays open, so the cache would grow with them.
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 1024,
+		// A pass touches its workflow for tens of milliseconds: a few
+		// hundred entries cover 50 clients' creates.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 256,
+		// The cross-cluster (XDC) events cache serves replication, which a
+		// single dev server never does.
+		dynamicconfig.XDCCacheMaxSizeBytes.Key(): 256 << 10,
 		// The history service's task schedulers start 512 workers each, and
 		// replication's 640 more on a server that never replicates: about
 		// 2,200 idle goroutines that every GC scans, for one shard whose
