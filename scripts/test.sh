@@ -72,7 +72,7 @@ echo "== go test on a crowded PostgreSQL"
 scripts/crowded-postgres.sh 60 ./store/ ./api/
 
 echo "== go test -race (packages with concurrency)"
-go test -count=1 -race -timeout 30m ./store/... ./api/ ./routerconfig/ ./service/ ./workflows/ ./worker/ ./cli/
+go test -count=1 -race -timeout 30m ./store/... ./activities/ ./api/ ./routerconfig/ ./service/ ./workflows/ ./worker/ ./cli/
 
 # Budgets are counts of inputs, not durations: Go 1.26's fuzz coordinator
 # can fail a target with "context deadline exceeded" when a duration ends
