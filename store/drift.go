@@ -18,8 +18,9 @@ func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
 	size := limit
 	if limit <= 0 {
-		// Counted first (in the same snapshot): append would allocate five
-		// times the list of 10,000 as it grows.
+		// Counted first, to size the list: append would allocate five
+		// times a list of 10,000 as it grows. (A hint: a row added since
+		// the count only grows the list.)
 		if err := t.get(ctx, &size, `SELECT COUNT(*) FROM services WHERE `+t.binary("name")+` > ?`, after); err != nil {
 			return nil, err
 		}
