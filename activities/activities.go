@@ -153,6 +153,10 @@ type routerResult struct {
 	Services []string
 	// Changes are what changed in the document (nil when nothing).
 	Changes []string
+	// Touched are the services whose objects changed; BaseChanged says
+	// the base document changed (see service.RouterPlan).
+	Touched     []string
+	BaseChanged bool
 }
 
 // errWholeRouter stops a pass over one service's objects that would have
@@ -239,7 +243,7 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string) (res rou
 		}
 		if plan.Changed() || plan.BaseChanged {
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
-			res.Changes = describe(plan)
+			res.Changes, res.Touched, res.BaseChanged = describe(plan), plan.Touched, plan.BaseChanged
 		}
 		res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
 		return tx.SetRouterObjects(ctx, uuid, plan.Write, plan.Rewritten, plan.Delete)

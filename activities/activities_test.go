@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.temporal.io/sdk/testsuite"
 
 	"svcbridge/inventory"
+	"svcbridge/metrics"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -400,5 +402,62 @@ func TestPassesOfDifferentServicesRunAtOnce(t *testing.T) {
 	}
 	if n := held("other"); n != 2 {
 		t.Errorf("the hub holds %d objects of other, want its listener and connector", n)
+	}
+}
+
+// TestDriftCheckCountsOnlyRepairs: a drift check that finds a service's
+// objects missing because its reconcile is still to come does that work
+// without calling it a repair (a burst of creates raised the drift alert);
+// an object someone else put in the router is a repair.
+func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			repairs := func() float64 { return testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent")) }
+			drift := func() {
+				t.Helper()
+				if _, err := f.env.ExecuteActivity(f.acts.DriftCheck, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held := func() int {
+				var n int
+				f.tx(func(ctx context.Context, tx *store.Tx) error {
+					objs, err := tx.RouterObjects(ctx, f.hub.UUID, "web")
+					n = len(objs)
+					return err
+				})
+				return n
+			}
+
+			// web is pending: planned (the API stores the placement), its
+			// routers not written yet.
+			p := f.plan()
+			before := repairs()
+			drift()
+			if n := held(); n != 2 {
+				t.Fatalf("after the drift check the hub holds %d objects of web, want its listener and connector", n)
+			}
+			if got := repairs() - before; got != 0 {
+				t.Errorf("the drift check counted %v repairs for a service being created", got)
+			}
+
+			// web's pass finishes; someone adds a listener in svcbridge's name.
+			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
+				t.Fatal(err)
+			}
+			f.finish(Finish{Service: "web", Generation: p.Generation})
+			if s := f.status(); s.ProvisioningStatus != service.StatusReady {
+				t.Fatalf("web is %s", s.ProvisioningStatus)
+			}
+			f.tx(func(ctx context.Context, tx *store.Tx) error {
+				return tx.WriteRouterConfig(ctx, f.hub.UUID, []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{"stray-listener":{"name":"stray-listener"}}}}`))
+			})
+			before = repairs()
+			drift()
+			if got := repairs() - before; got != 1 {
+				t.Errorf("the drift check counted %v repairs of a hand-edited hub, want 1", got)
+			}
+		})
 	}
 }

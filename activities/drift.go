@@ -15,9 +15,9 @@ const DriftPage = 200
 
 // DriftCheck reconciles the routers of a page of agents (uuids after
 // after) and returns the last uuid it checked, "" when the page was the
-// last. Nothing in svcbridge's state changed to cause these reconciles, so
-// any rewrite repairs a config someone else changed: each is counted and
-// logged with what differed.
+// last. A rewrite that is not work a reconcile was about to do repairs a
+// config someone else changed: each is counted and logged with what
+// differed.
 func (a *Activities) DriftCheck(ctx context.Context, after string) (string, error) {
 	var uuids []string
 	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
@@ -34,8 +34,16 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 			return "", err
 		}
 		if changes := res.Changes; changes != nil {
-			metrics.Repairs.WithLabelValues("agent").Inc()
-			log.Warn("repaired a router config changed outside svcbridge", "agent", u, "changes", changes)
+			repaired, err := a.repaired(ctx, u, res)
+			if err != nil {
+				return "", err
+			}
+			if repaired {
+				metrics.Repairs.WithLabelValues("agent").Inc()
+				log.Warn("repaired a router config changed outside svcbridge", "agent", u, "changes", changes)
+			} else {
+				log.Debug("did the work of reconciles under way", "agent", u, "changes", changes)
+			}
 		}
 		activity.RecordHeartbeat(ctx, i)
 	}
@@ -43,6 +51,27 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 		return "", nil
 	}
 	return uuids[len(uuids)-1], nil
+}
+
+// repaired reports whether a drift pass's changes to an agent's router
+// repaired it, rather than did early what a reconcile under way was about
+// to do: the agent is queued, or every service whose objects changed is
+// pending or deleted with objects left (a burst of creates is not drift).
+// A change of the base document is always a repair.
+func (a *Activities) repaired(ctx context.Context, agent string, res routerResult) (bool, error) {
+	if res.BaseChanged {
+		return true, nil
+	}
+	var queued bool
+	var underWay []string
+	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
+		if queued, err = tx.AgentQueued(ctx, agent); err != nil || queued {
+			return err
+		}
+		underWay, err = tx.UnsettledAmong(ctx, res.Touched)
+		return err
+	})
+	return !queued && len(underWay) < len(res.Touched), err
 }
 
 // DriftCheckKube does for the Kubernetes side what DriftCheck does for

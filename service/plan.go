@@ -46,6 +46,10 @@ type RouterPlan struct {
 	// Removed names the objects the router no longer sees
 	// ("listener/x-listener").
 	Removed []string
+	// Touched are the services whose objects the router sees change
+	// (rewritten or removed), sorted; a change of the base alone (a
+	// "-listener" others wrote there) touches none.
+	Touched []string
 }
 
 // Changed reports whether the document the router pulls changes.
@@ -94,6 +98,7 @@ func PlanRouter(base []byte, have []routerconfig.Held, listeners []ListenerWant,
 		wanted[k] = true
 		if old, ok := seen(k); !ok || !routerconfig.SameJSON(old, w.JSON) {
 			plan.Rewritten[w.Kind+"/"+w.Service] = true
+			plan.Touched = append(plan.Touched, w.Service)
 		}
 		if raw, ok := held[k]; !ok || !bytes.Equal(raw, w.JSON) {
 			plan.Write = append(plan.Write, w)
@@ -107,6 +112,7 @@ func PlanRouter(base []byte, have []routerconfig.Held, listeners []ListenerWant,
 		plan.Delete = append(plan.Delete, k.held())
 		if _, ok := seen(k); ok {
 			plan.Removed = append(plan.Removed, k.Kind+"/"+k.held().Name())
+			plan.Touched = append(plan.Touched, k.Service)
 		}
 		plan.BaseChanged = doc.Delete(k.Kind, k.held().Name()) || plan.BaseChanged
 	}
@@ -124,6 +130,8 @@ func PlanRouter(base []byte, have []routerconfig.Held, listeners []ListenerWant,
 	}
 	sort.Strings(plan.Listeners)
 	sort.Strings(plan.Connectors)
+	slices.Sort(plan.Touched)
+	plan.Touched = slices.Compact(plan.Touched)
 	return plan, nil
 }
 

@@ -96,6 +96,10 @@ func TestPlanRouterRebuildsOwnedEntriesOnly(t *testing.T) {
 	if want := []string{"connector/old-connector", "listener/stale-listener"}; !slices.Equal(plan.Removed, want) {
 		t.Errorf("removed %v, want %v", plan.Removed, want)
 	}
+	// stale-listener was in the base only: no service's.
+	if want := []string{"checkout", "old", "ssh"}; !slices.Equal(plan.Touched, want) {
+		t.Errorf("touched %v, want %v", plan.Touched, want)
+	}
 	again, _ := PlanRouter(base, rows, listeners, connectors, nil)
 	if again.Changed() || again.BaseChanged || len(again.Write)+len(again.Delete) != 0 {
 		t.Errorf("a second identical plan: %+v, want a no-op", again)
@@ -151,6 +155,9 @@ func TestPlanRouterScopedToOneService(t *testing.T) {
 			}
 			if p.Changed() != (c.rewritten || len(c.removed) > 0) {
 				t.Errorf("changed %v", p.Changed())
+			}
+			if touched := slices.Equal(p.Touched, []string{"new"}); touched != p.Changed() || (!touched && len(p.Touched) > 0) {
+				t.Errorf("touched %v, want [new] exactly when the router sees a change", p.Touched)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
+	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
@@ -74,5 +75,51 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 		if got := deleting(); len(got) != 0 {
 			t.Fatalf("deleting %v with the service made again, want none", got)
 		}
+	})
+}
+
+// TestUnsettledAmong: of the names asked, those a reconcile has yet to
+// finish: a generation not reconciled, or deleted with objects left; and
+// whether an agent waits in the queue.
+func TestUnsettledAmong(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			hub := &inventory.Agent{UUID: "a-1", Name: "hub", RouterMode: inventory.RouterInterior, Tags: []string{}, UpstreamRouters: []string{}}
+			if err := tx.CreateAgent(ctx, hub, "hash"); err != nil {
+				return err
+			}
+			for i, name := range []string{"pending", "ready", "deleted"} {
+				if err := tx.InsertService(ctx, externalService(name, 20000+i)); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.SetServiceStatus(ctx, "ready", 1, service.StatusReady, nil, nil, false); err != nil {
+				return err
+			}
+			if err := tx.SetRouterObjects(ctx, "a-1", []routerconfig.Held{{Kind: store.KindListener, Service: "deleted", JSON: []byte(`{}`)}}, nil, nil); err != nil {
+				return err
+			}
+			if err := tx.DeleteService(ctx, "deleted", false); err != nil {
+				return err
+			}
+			return tx.QueueAgents(ctx, []string{"a-1"})
+		})
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			got, err := tx.UnsettledAmong(ctx, []string{"pending", "ready", "deleted", "unknown"})
+			slices.Sort(got)
+			if want := []string{"deleted", "pending"}; !slices.Equal(got, want) {
+				t.Errorf("unsettled %v, want %v", got, want)
+			}
+			if err != nil {
+				return err
+			}
+			for agent, want := range map[string]bool{"a-1": true, "a-2": false} {
+				if queued, err := tx.AgentQueued(ctx, agent); err != nil || queued != want {
+					t.Errorf("agent %s queued %v (%v), want %v", agent, queued, err, want)
+				}
+			}
+			return nil
+		})
 	})
 }

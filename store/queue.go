@@ -74,3 +74,10 @@ func (t *Tx) QueuedAgentCount(ctx context.Context) (int, error) {
 	var n int
 	return n, t.get(ctx, &n, `SELECT COUNT(*) FROM agent_queue`)
 }
+
+// AgentQueued reports whether an agent waits for a reconcile.
+func (t *Tx) AgentQueued(ctx context.Context, uuid string) (bool, error) {
+	var n int
+	err := t.get(ctx, &n, `SELECT COUNT(*) FROM agent_queue WHERE agent_uuid = ?`, uuid)
+	return n > 0, err
+}

@@ -294,6 +294,25 @@ func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]stri
 	return names, err
 }
 
+// UnsettledAmong names those of names that a reconcile has yet to finish:
+// a generation no reconcile finished, or deleted with objects left.
+func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
+	var out []string
+	for _, chunk := range chunks(names, 500) {
+		q, args, err := t.in(`SELECT name FROM services WHERE generation <> observed_generation AND name IN (?)
+			UNION SELECT name FROM (`+deletingNames+`) gone WHERE name IN (?)`, chunk, chunk)
+		if err != nil {
+			return nil, err
+		}
+		var part []string
+		if err := t.sel(ctx, &part, q, args...); err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
 // FailedServices names the services whose last reconcile failed.
 func (t *Tx) FailedServices(ctx context.Context) ([]string, error) {
 	var names []string
