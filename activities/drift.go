@@ -74,6 +74,16 @@ func (a *Activities) repaired(ctx context.Context, agent string, res routerResul
 	return !queued && len(underWay) < len(res.Touched), err
 }
 
+// underWay reports whether a service's reconcile is still to finish.
+func (a *Activities) underWay(ctx context.Context, name string) (bool, error) {
+	var names []string
+	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
+		names, err = tx.UnsettledAmong(ctx, []string{name})
+		return err
+	})
+	return len(names) > 0, err
+}
+
 // DriftCheckKube does for the Kubernetes side what DriftCheck does for
 // agent routers, on a page of services (names after after): the hub
 // ConfigMap's pairs and the Kubernetes Service are made to match, and each
@@ -92,21 +102,31 @@ func (a *Activities) DriftCheckKube(ctx context.Context, after string) (string, 
 		return "", err
 	}
 	log := activity.GetLogger(ctx)
+	// A change is a repair unless the service's own reconcile is under way
+	// (a service being created has no Kubernetes Service yet).
+	report := func(name, router, msg string) error {
+		underWay, err := a.underWay(ctx, name)
+		if err != nil || underWay {
+			return err
+		}
+		metrics.Repairs.WithLabelValues(router).Inc()
+		log.Warn(msg, "service", name)
+		return nil
+	}
 	for i, svc := range svcs {
 		changed, err := a.ReconcileHubConfigMap(ctx, svc.Name)
+		if err == nil && changed {
+			err = report(svc.Name, "hub-configmap", "repaired the hub ConfigMap's pairs of a service, changed outside svcbridge")
+		}
 		if err != nil {
 			return "", err
 		}
-		if changed {
-			metrics.Repairs.WithLabelValues("hub-configmap").Inc()
-			log.Warn("repaired the hub ConfigMap's pairs of a service, changed outside svcbridge", "service", svc.Name)
+		changed, err = a.ensureKubeService(ctx, svc.Name, svc, true)
+		if err == nil && changed {
+			err = report(svc.Name, "kubernetes-service", "repaired a Kubernetes Service changed or deleted outside svcbridge")
 		}
-		if changed, err = a.ensureKubeService(ctx, svc.Name, svc, true); err != nil {
+		if err != nil {
 			return "", err
-		}
-		if changed {
-			metrics.Repairs.WithLabelValues("kubernetes-service").Inc()
-			log.Warn("repaired a Kubernetes Service changed or deleted outside svcbridge", "service", svc.Name)
 		}
 		activity.RecordHeartbeat(ctx, i)
 	}

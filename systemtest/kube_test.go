@@ -23,6 +23,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
+	"svcbridge/store"
 	"svcbridge/workflows"
 )
 
@@ -236,7 +237,24 @@ func TestKubernetesDriftIsRepaired(t *testing.T) {
 		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443,
 		"servicePort": 443, "k8sType": "ClusterIP"}, nil)
 	s.waitStatus("vendor", service.StatusReady)
+	// A second service, edited behind the API's back so that no reconcile
+	// runs: the drift check does the edit's work early, which repairs
+	// nothing.
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+		"name": "spare", "type": "external", "resource": "203.0.113.11", "targetPort": 443,
+		"servicePort": 8443, "k8sType": "ClusterIP"}, nil)
+	s.waitStatus("spare", service.StatusReady)
 	want := hubPairs(t, cs, ns)
+	if err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		spare, err := tx.GetService(ctx, "spare")
+		if err != nil {
+			return err
+		}
+		spare.TargetPort = 444
+		return tx.UpdateService(ctx, &spare)
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "vendor", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -267,8 +285,11 @@ func TestKubernetesDriftIsRepaired(t *testing.T) {
 		got["tcpConnector/vendor-connector"] != want["tcpConnector/vendor-connector"] {
 		t.Errorf("hub pairs after the drift check %v, want %v", got, want)
 	}
+	if got := hubPairs(t, cs, ns)["tcpConnector/spare-connector"]; !strings.Contains(got, `"444"`) {
+		t.Errorf("spare's connector after the drift check %s, want its edited port 444", got)
+	}
 	if d := testutil.ToFloat64(metrics.Repairs.WithLabelValues("hub-configmap")) - hubBefore; d != 1 {
-		t.Errorf("hub ConfigMap repairs counted %v, want 1", d)
+		t.Errorf("hub ConfigMap repairs counted %v, want 1 (vendor's, not spare's edit)", d)
 	}
 	if d := testutil.ToFloat64(metrics.Repairs.WithLabelValues("kubernetes-service")) - svcBefore; d != 1 {
 		t.Errorf("Kubernetes Service repairs counted %v, want 1", d)
