@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/activity"
 
 	"svcbridge/metrics"
@@ -104,26 +105,28 @@ func (a *Activities) DriftCheckKube(ctx context.Context, after string) (string, 
 	log := activity.GetLogger(ctx)
 	// A change is a repair unless the service's own reconcile is under way
 	// (a service being created has no Kubernetes Service yet).
-	report := func(name, router, msg string) error {
+	report := func(name string, repairs prometheus.Counter, msg string) error {
 		underWay, err := a.underWay(ctx, name)
 		if err != nil || underWay {
 			return err
 		}
-		metrics.Repairs.WithLabelValues(router).Inc()
+		repairs.Inc()
 		log.Warn(msg, "service", name)
 		return nil
 	}
 	for i, svc := range svcs {
 		changed, err := a.ReconcileHubConfigMap(ctx, svc.Name)
 		if err == nil && changed {
-			err = report(svc.Name, "hub-configmap", "repaired the hub ConfigMap's pairs of a service, changed outside svcbridge")
+			err = report(svc.Name, metrics.Repairs.WithLabelValues("hub-configmap"),
+				"repaired the hub ConfigMap's pairs of a service, changed outside svcbridge")
 		}
 		if err != nil {
 			return "", err
 		}
 		changed, err = a.ensureKubeService(ctx, svc.Name, svc, true)
 		if err == nil && changed {
-			err = report(svc.Name, "kubernetes-service", "repaired a Kubernetes Service changed or deleted outside svcbridge")
+			err = report(svc.Name, metrics.Repairs.WithLabelValues("kubernetes-service"),
+				"repaired a Kubernetes Service changed or deleted outside svcbridge")
 		}
 		if err != nil {
 			return "", err
