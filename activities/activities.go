@@ -153,10 +153,9 @@ type routerResult struct {
 	Services []string
 	// Changes are what changed in the document (nil when nothing).
 	Changes []string
-	// Touched are the services whose objects changed; BaseChanged says
-	// the base document changed (see service.RouterPlan).
-	Touched     []string
-	BaseChanged bool
+	// Repair: asked of a drift pass, whether its changes repaired the
+	// router (see isRepair).
+	Repair bool
 }
 
 // errWholeRouter stops a pass over one service's objects that would have
@@ -171,16 +170,18 @@ var errWholeRouter = errors.New("the base document changes: the pass needs the w
 // whole router's for a whole pass, the service's (and the router's shared)
 // for one service's, so that one service's pass never waits for another's.
 func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (routerResult, error) {
-	res, err := a.passRouter(ctx, uuid, only)
+	res, err := a.passRouter(ctx, uuid, only, false)
 	if errors.Is(err, errWholeRouter) {
 		// Rare: svcbridge's objects left in the base by a release before
 		// router objects were rows.
-		return a.passRouter(ctx, uuid, "")
+		return a.passRouter(ctx, uuid, "", false)
 	}
 	return res, err
 }
 
-func (a *Activities) passRouter(ctx context.Context, uuid, only string) (res routerResult, err error) {
+// passRouter is reconcileRouter's pass; with judge, a changing pass also
+// says whether it repairs the router (Repair).
+func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bool) (res routerResult, err error) {
 	var scope []string
 	if only != "" {
 		scope = []string{only}
@@ -243,12 +244,36 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string) (res rou
 		}
 		if plan.Changed() || plan.BaseChanged {
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
-			res.Changes, res.Touched, res.BaseChanged = describe(plan), plan.Touched, plan.BaseChanged
+			res.Changes = describe(plan)
+			if judge {
+				if res.Repair, err = isRepair(ctx, tx, uuid, plan); err != nil {
+					return err
+				}
+			}
 		}
 		res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
 		return tx.SetRouterObjects(ctx, uuid, plan.Write, plan.Rewritten, plan.Delete)
 	})
 	return res, err
+}
+
+// isRepair reports whether a whole-router plan repairs the router, rather
+// than does early what a reconcile under way was about to do: the agent is
+// queued, or every service whose objects change is pending or deleted with
+// objects left (a burst of creates, or of deletes, is not drift). A change
+// of the base document is always a repair. It is asked before the pass
+// writes: once written, a deleted service's objects are gone and it no
+// longer looks under way.
+func isRepair(ctx context.Context, tx *store.Tx, agent string, plan service.RouterPlan) (bool, error) {
+	if plan.BaseChanged {
+		return true, nil
+	}
+	queued, err := tx.AgentQueued(ctx, agent)
+	if err != nil || queued {
+		return false, err
+	}
+	underWay, err := tx.UnsettledAmong(ctx, plan.Touched)
+	return len(underWay) < len(plan.Touched), err
 }
 
 // describe lists a plan's changes: objects written or rewritten, objects

@@ -458,6 +458,18 @@ func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
 			if got := repairs() - before; got != 1 {
 				t.Errorf("the drift check counted %v repairs of a hand-edited hub, want 1", got)
 			}
+
+			// web is deleted; the drift check removes its objects before
+			// web's last pass does.
+			f.tx(func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, "web", false) })
+			before = repairs()
+			drift()
+			if n := held(); n != 0 {
+				t.Errorf("after the drift check the hub holds %d objects of the deleted web", n)
+			}
+			if got := repairs() - before; got != 0 {
+				t.Errorf("the drift check counted %v repairs for a service being deleted", got)
+			}
 		})
 	}
 }

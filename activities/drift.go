@@ -30,21 +30,16 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 	}
 	log := activity.GetLogger(ctx)
 	for i, u := range uuids {
-		res, err := a.reconcileRouter(ctx, u, "")
+		res, err := a.passRouter(ctx, u, "", true)
 		if err != nil {
 			return "", err
 		}
-		if changes := res.Changes; changes != nil {
-			repaired, err := a.repaired(ctx, u, res)
-			if err != nil {
-				return "", err
-			}
-			if repaired {
-				metrics.Repairs.WithLabelValues("agent").Inc()
-				log.Warn("repaired a router config changed outside svcbridge", "agent", u, "changes", changes)
-			} else {
-				log.Debug("did the work of reconciles under way", "agent", u, "changes", changes)
-			}
+		switch {
+		case res.Repair:
+			metrics.Repairs.WithLabelValues("agent").Inc()
+			log.Warn("repaired a router config changed outside svcbridge", "agent", u, "changes", res.Changes)
+		case res.Changes != nil:
+			log.Debug("did the work of reconciles under way", "agent", u, "changes", res.Changes)
 		}
 		activity.RecordHeartbeat(ctx, i)
 	}
@@ -52,27 +47,6 @@ func (a *Activities) DriftCheck(ctx context.Context, after string) (string, erro
 		return "", nil
 	}
 	return uuids[len(uuids)-1], nil
-}
-
-// repaired reports whether a drift pass's changes to an agent's router
-// repaired it, rather than did early what a reconcile under way was about
-// to do: the agent is queued, or every service whose objects changed is
-// pending or deleted with objects left (a burst of creates is not drift).
-// A change of the base document is always a repair.
-func (a *Activities) repaired(ctx context.Context, agent string, res routerResult) (bool, error) {
-	if res.BaseChanged {
-		return true, nil
-	}
-	var queued bool
-	var underWay []string
-	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
-		if queued, err = tx.AgentQueued(ctx, agent); err != nil || queued {
-			return err
-		}
-		underWay, err = tx.UnsettledAmong(ctx, res.Touched)
-		return err
-	})
-	return !queued && len(underWay) < len(res.Touched), err
 }
 
 // underWay reports whether a service's reconcile is still to finish.
