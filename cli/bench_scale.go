@@ -225,9 +225,9 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 		slices.Sort(gets.ok)
 		r.GetP50, r.GetP99 = percentile(gets.ok, 0.50), percentile(gets.ok, 0.99)
 	}
-	if code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}}); err == nil && code == http.StatusOK {
+	if text, ok := b.serverMetrics(ctx); ok {
 		// Temporal fails a workflow task that runs over 10 s, and retries it.
-		p, _ := metricMax(body, "temporal_workflow_task_execution_latency_seconds", `quantile="0.999"`)
+		p, _ := metricMax(text, "temporal_workflow_task_execution_latency_seconds", `quantile="0.999"`)
 		r.WorkflowTaskP999 = round(p*1000, 1)
 	}
 	return hub
@@ -435,11 +435,17 @@ func (b *bench) serverPending(ctx context.Context) float64 {
 
 // serverMetric reads one sample of the server's /metrics.
 func (b *bench) serverMetric(ctx context.Context, name string) (float64, bool) {
-	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
-	if err != nil || code != http.StatusOK {
+	text, ok := b.serverMetrics(ctx)
+	if !ok {
 		return 0, false
 	}
-	return metricValue(body, name)
+	return metricValue(text, name)
+}
+
+// serverMetrics is the text of the server's /metrics, if it answers.
+func (b *bench) serverMetrics(ctx context.Context) ([]byte, bool) {
+	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}})
+	return body, err == nil && code == http.StatusOK
 }
 
 // rss is the server's resident memory in MiB: process_resident_memory_bytes

@@ -12,18 +12,25 @@ import (
 	"svcbridge/store/storetest"
 )
 
+// createHub stores the agent a-1, an interior router.
+func createHub(ctx context.Context, tx *store.Tx) error {
+	hub := &inventory.Agent{UUID: "a-1", Name: "hub", RouterMode: inventory.RouterInterior, Tags: []string{}, UpstreamRouters: []string{}}
+	return tx.CreateAgent(ctx, hub, "hash")
+}
+
+// listener is a service's listener as a router's row holds it.
+func listener(name string) []routerconfig.Held {
+	return []routerconfig.Held{{Kind: store.KindListener, Service: name, JSON: []byte(`{}`)}}
+}
+
 // TestDeletingUntilObjectsGone: a deleted service is deleting while a
 // router still holds one of its objects (and, on Kubernetes, until its
 // cluster objects are removed), on its own, whatever else is stored.
 func TestDeletingUntilObjectsGone(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := storetest.Open(t, dialect)
-		listener := func(name string) []routerconfig.Held {
-			return []routerconfig.Held{{Kind: store.KindListener, Service: name, JSON: []byte(`{}`)}}
-		}
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
-			hub := &inventory.Agent{UUID: "a-1", Name: "hub", RouterMode: inventory.RouterInterior, Tags: []string{}, UpstreamRouters: []string{}}
-			if err := tx.CreateAgent(ctx, hub, "hash"); err != nil {
+			if err := createHub(ctx, tx); err != nil {
 				return err
 			}
 			for i, name := range []string{"on-router", "in-cluster", "kept"} {
@@ -85,8 +92,7 @@ func TestUnsettledAmong(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := storetest.Open(t, dialect)
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
-			hub := &inventory.Agent{UUID: "a-1", Name: "hub", RouterMode: inventory.RouterInterior, Tags: []string{}, UpstreamRouters: []string{}}
-			if err := tx.CreateAgent(ctx, hub, "hash"); err != nil {
+			if err := createHub(ctx, tx); err != nil {
 				return err
 			}
 			for i, name := range []string{"pending", "ready", "deleted"} {
@@ -97,7 +103,7 @@ func TestUnsettledAmong(t *testing.T) {
 			if _, err := tx.SetServiceStatus(ctx, "ready", 1, service.StatusReady, nil, nil, false); err != nil {
 				return err
 			}
-			if err := tx.SetRouterObjects(ctx, "a-1", []routerconfig.Held{{Kind: store.KindListener, Service: "deleted", JSON: []byte(`{}`)}}, nil, nil); err != nil {
+			if err := tx.SetRouterObjects(ctx, "a-1", listener("deleted"), nil, nil); err != nil {
 				return err
 			}
 			if err := tx.DeleteService(ctx, "deleted", false); err != nil {

@@ -277,6 +277,10 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, statu
 	return n > 0, err
 }
 
+// pendingNames selects services whose latest generation no reconcile has
+// finished.
+const pendingNames = `SELECT name FROM services WHERE generation <> observed_generation`
+
 // deletingNames selects deleted services (without a row) that still have
 // router entries or Kubernetes objects: those a reconcile has not removed
 // yet. It reads the deletions, never every router entry.
@@ -289,7 +293,7 @@ const deletingNames = `SELECT d.name FROM (SELECT service_name AS name, cluster_
 // work a lost signal would otherwise leave undone.
 func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]string, error) {
 	var names []string
-	err := t.sel(ctx, &names, `SELECT name FROM services WHERE generation <> observed_generation AND updated_at < ?
+	err := t.sel(ctx, &names, pendingNames+` AND updated_at < ?
 		UNION `+deletingNames+` ORDER BY 1`, olderThan)
 	return names, err
 }
@@ -299,7 +303,7 @@ func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]stri
 func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
 	var out []string
 	for _, chunk := range chunks(names, 500) {
-		q, args, err := t.in(`SELECT name FROM services WHERE generation <> observed_generation AND name IN (?)
+		q, args, err := t.in(pendingNames+` AND name IN (?)
 			UNION SELECT name FROM (`+deletingNames+`) gone WHERE name IN (?)`, chunk, chunk)
 		if err != nil {
 			return nil, err
