@@ -1,14 +1,18 @@
 package kube
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -59,11 +63,11 @@ func TestRBACManifestSuffices(t *testing.T) {
 	}
 
 	// Act as that ServiceAccount.
+	user := "system:serviceaccount:" + cfg.Namespace + ":" + saName
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + cfg.Namespace, "system:authenticated"}
+	waitForBinding(t, admin, cfg.Namespace, user, groups)
 	rc := kubetest.RESTConfig(t)
-	rc.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + cfg.Namespace + ":" + saName,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + cfg.Namespace, "system:authenticated"},
-	}
+	rc.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -89,5 +93,23 @@ func TestRBACManifestSuffices(t *testing.T) {
 	_, err = cs.CoreV1().ConfigMaps(cfg.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("creating another ConfigMap: %v, want Forbidden", err)
+	}
+}
+
+// waitForBinding waits until the apiserver's authorizer, which reads RBAC
+// objects through an informer, has seen the new RoleBinding: acting before
+// that is refused, and CI once was.
+func waitForBinding(t *testing.T, admin kubernetes.Interface, namespace, user string, groups []string) {
+	t.Helper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: groups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "services"},
+	}}
+	err := wait.PollUntilContextTimeout(testCtx(t), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && got.Status.Allowed, err
+	})
+	if err != nil {
+		t.Fatalf("the RoleBinding never took effect: %v", err)
 	}
 }
