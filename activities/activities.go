@@ -64,7 +64,7 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if err != nil {
 			return err
 		}
-		plan.Exists, plan.Generation = true, svc.Generation
+		plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
 		in, err := a.placementInput(ctx, tx, svc)
 		if err != nil {
 			return err
@@ -321,7 +321,7 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 		if msg != "" {
 			status, reason = service.StatusFailed, &msg
 		}
-		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, status, reason, f.Endpoint, msg != "")
+		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, f.ReconcileRequest, status, reason, f.Endpoint, msg != "")
 		if err != nil || !recorded {
 			return err
 		}

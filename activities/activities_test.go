@@ -153,6 +153,39 @@ func TestPassThroughTheActivities(t *testing.T) {
 	}
 }
 
+// A reconcile asked for while a pass is under way is answered by the next
+// pass, not by that one: the status records the request count each pass
+// read when it began, and a client waits for its number.
+func TestAPassAnswersOnlyTheRequestsItRead(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			pass := func(p ServicePlan) {
+				t.Helper()
+				if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
+					t.Fatal(err)
+				}
+				f.finish(Finish{Service: "web", Generation: p.Generation, ReconcileRequest: p.ReconcileRequest,
+					ConnectorSite: p.ConnectorSite, HubSite: p.HubSite, Endpoint: p.Endpoint})
+			}
+			underWay := f.plan()
+			var request int64
+			f.tx(func(ctx context.Context, tx *store.Tx) (err error) {
+				request, err = tx.RequestReconcile(ctx, "web")
+				return err
+			})
+			pass(underWay)
+			if svc := f.status(); svc.ProvisioningStatus != service.StatusReady || svc.ObservedReconcileRequest >= request {
+				t.Fatalf("the pass under way answered request %d: %s, observed %d", request, svc.ProvisioningStatus, svc.ObservedReconcileRequest)
+			}
+			pass(f.plan())
+			if svc := f.status(); svc.ReconcileRequest != request || svc.ObservedReconcileRequest != request {
+				t.Errorf("after the next pass: request %d, observed %d, want both %d", svc.ReconcileRequest, svc.ObservedReconcileRequest, request)
+			}
+		})
+	}
+}
+
 // TestOneServiceWritesOnlyItsOwnRows: a pass of one service on a router
 // holding many others leaves their rows and the base document alone, and
 // ends where a rebuild of the whole router would.

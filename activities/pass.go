@@ -56,7 +56,7 @@ func RunPass(s Steps, name string) (Outcome, error) {
 		return Outcome{}, passError(TypePlanFailed, "plan: "+Reason(err), err)
 	}
 	out := Outcome{Planned: true, Exists: plan.Exists}
-	finish := Finish{Service: name, Generation: plan.Generation,
+	finish := Finish{Service: name, Generation: plan.Generation, ReconcileRequest: plan.ReconcileRequest,
 		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid}
 	// fail records the first failure of this pass on the service.
 	fail := func(typ, step string, err error) (Outcome, error) {

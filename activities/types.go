@@ -5,6 +5,9 @@ package activities
 type ServicePlan struct {
 	Exists     bool
 	Generation int64
+	// ReconcileRequest is the service's reconcile request count when the
+	// pass began.
+	ReconcileRequest int64
 	// Sites are the agents that hold (or held) the service's connector and
 	// hub listener; the service workflow reconciles them itself.
 	Sites []string
@@ -26,10 +29,11 @@ type ServicePlan struct {
 
 // Finish is the outcome the service workflow records.
 type Finish struct {
-	Service       string
-	Generation    int64
-	ConnectorSite string
-	HubSite       string
+	Service          string
+	Generation       int64
+	ReconcileRequest int64
+	ConnectorSite    string
+	HubSite          string
 	// Endpoint is stored on success (nil clears it); a failure keeps the
 	// endpoint the service had.
 	Endpoint *string

@@ -62,6 +62,7 @@ func (s *Server) serviceAnswer(svc service.Service) wire.Service {
 		BridgePort: svc.BridgePort, ServiceEndpoint: svc.ServiceEndpoint,
 		ProvisioningStatus: svc.ProvisioningStatus, ProvisioningError: svc.ProvisioningError,
 		Generation: svc.Generation, ObservedGeneration: svc.ObservedGeneration,
+		ReconcileRequest: svc.ReconcileRequest, ObservedReconcileRequest: svc.ObservedReconcileRequest,
 		CreatedAt: svc.CreatedAt, UpdatedAt: svc.UpdatedAt,
 		Placement:   &wire.Placement{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite},
 		WorkflowRef: s.workflowRef(svc.Name),
@@ -391,13 +392,18 @@ func (s *Server) deleteService(c *gin.Context) {
 
 // reconcileService asks for a reconcile now, of a deleting service too
 // (its removal retries). Unlike the triggers after a write, a failure to
-// reach Temporal is the answer here.
+// reach Temporal is the answer here. The request is counted before the
+// signal, so the pass that answers it reads its number.
 func (s *Server) reconcileService(c *gin.Context) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	var svc service.Service
+	var request int64
 	err := s.inTx(c, func(tx *store.Tx) (err error) {
-		svc, err = lookupService(ctx, tx, name)
+		if svc, err = lookupService(ctx, tx, name); err != nil || svc.ProvisioningStatus == service.StatusDeleting {
+			return err
+		}
+		request, err = tx.RequestReconcile(ctx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -420,7 +426,7 @@ func (s *Server) reconcileService(c *gin.Context) {
 	}); err != nil {
 		s.requestLogger(c).WarnContext(ctx, "could not record the reconcile request's event", "service", name, "error", err)
 	}
-	c.JSON(http.StatusAccepted, wire.ReconcileAccepted{Name: name, WorkflowID: s.IDs.Service(name)})
+	c.JSON(http.StatusAccepted, wire.ReconcileAccepted{Name: name, WorkflowID: s.IDs.Service(name), ReconcileRequest: request})
 }
 
 // resolve checks a spec against the inventory at request time and rewrites

@@ -94,6 +94,8 @@ type serviceJSON struct {
 	ProvisioningError  *string             `json:"provisioningError"`
 	Generation         int64               `json:"generation"`
 	ObservedGeneration int64               `json:"observedGeneration"`
+	ReconcileRequest   int64               `json:"reconcileRequest"`
+	ObservedReconcile  int64               `json:"observedReconcileRequest"`
 	CreatedAt          time.Time           `json:"createdAt"`
 	UpdatedAt          time.Time           `json:"updatedAt"`
 	WorkflowID         string              `json:"workflowId"`
@@ -104,7 +106,7 @@ type serviceJSON struct {
 var (
 	serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge",
 		"kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
-		"generation", "observedGeneration", "createdAt", "updatedAt", "workflowId", "placement"}
+		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "placement"}
 	unsetKeys = []string{"servicePort", "k8sType"}
 )
 
@@ -595,6 +597,7 @@ func TestServiceCreateOnRemote(t *testing.T) {
 			// Assigned by svcbridge: never taken from a client.
 			"bridgePort": 5, "serviceEndpoint": "evil.example.com", "provisioningStatus": "ready",
 			"provisioningError": "x", "generation": 7, "observedGeneration": 7, "workflowId": "w",
+			"reconcileRequest": 7, "observedReconcileRequest": 7,
 			"createdAt": "2000-01-01T00:00:00Z",
 		}).Want(http.StatusCreated)
 		got := decodeService(t, r)
@@ -826,7 +829,7 @@ func TestServiceListIsSortedByName(t *testing.T) {
 func setStatus(t *testing.T, st *store.Store, name string, gen int64, status string, reason, endpoint *string) {
 	t.Helper()
 	err := st.InTx(context.Background(), func(tx *store.Tx) error {
-		ok, err := tx.SetServiceStatus(context.Background(), name, gen, status, reason, endpoint, false)
+		ok, err := tx.SetServiceStatus(context.Background(), name, gen, 0, status, reason, endpoint, false)
 		if err == nil && !ok {
 			err = fmt.Errorf("generation %d is not current", gen)
 		}
@@ -874,7 +877,7 @@ func TestServiceJSONPatchKeepsOmittedFields(t *testing.T) {
 			{"immutables repeated unchanged", map[string]any{"name": "checkout", "type": "microservice", "defaultBridge": "default-router"}, func(*serviceJSON) {}},
 			{"empty object", map[string]any{}, func(*serviceJSON) {}},
 			{"assigned fields ignored", map[string]any{"bridgePort": 5, "serviceEndpoint": "evil.example.com", "provisioningStatus": "ready",
-				"provisioningError": "x", "generation": 99, "observedGeneration": 99, "servicePort": 80, "k8sType": "NodePort", "createdAt": "2000-01-01T00:00:00Z"},
+				"provisioningError": "x", "generation": 99, "observedGeneration": 99, "reconcileRequest": 99, "observedReconcileRequest": 99, "servicePort": 80, "k8sType": "NodePort", "createdAt": "2000-01-01T00:00:00Z"},
 				func(*serviceJSON) {}},
 		}
 		for i, step := range steps {
@@ -1058,8 +1061,9 @@ func TestServiceDeleteFreesNameAndPort(t *testing.T) {
 }
 
 // TestServiceReconcile: POST .../reconcile answers 202 with the workflow
-// and changes nothing stored; when Temporal cannot be reached it says so
-// (503), while writes still succeed and leave the reconcile to the resync.
+// and the request's number, and stores nothing but that count (not even
+// updatedAt); when Temporal cannot be reached it says so (503), while
+// writes still succeed and leave the reconcile to the resync.
 func TestServiceReconcile(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		p := newPlanes(t, dialect)
@@ -1068,15 +1072,19 @@ func TestServiceReconcile(t *testing.T) {
 		p.rec.Reset()
 		before := snapshot(t, p.st)
 
-		r := p.remote.Do(http.MethodPost, servicesPath+"/vendor/reconcile", nil).Want(http.StatusAccepted)
-		if got, want := r.Map(), map[string]any{"name": "vendor", "workflowId": testIDs.Service("vendor")}; !reflect.DeepEqual(got, want) {
-			t.Fatalf("reconcile answered %v, want %v", got, want)
+		for n := 1; n <= 2; n++ {
+			r := p.remote.Do(http.MethodPost, servicesPath+"/vendor/reconcile", nil).Want(http.StatusAccepted)
+			want := map[string]any{"name": "vendor", "workflowId": testIDs.Service("vendor"), "reconcileRequest": float64(n)}
+			if got := r.Map(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("reconcile answered %v, want %v", got, want)
+			}
 		}
-		if got := p.rec.Services(); !slices.Equal(got, []string{"vendor"}) {
+		if got := p.rec.Services(); !slices.Equal(got, []string{"vendor", "vendor"}) {
 			t.Fatalf("reconciles %v", got)
 		}
-		if after := snapshot(t, p.st); after != before {
-			t.Fatalf("reconcile changed the store:\nbefore %s\nafter  %s", before, after)
+		counted := strings.Replace(before, `"reconcileRequest":0`, `"reconcileRequest":2`, 1)
+		if after := snapshot(t, p.st); after != counted || counted == before {
+			t.Fatalf("reconcile changed more than its count:\nbefore %s\nafter  %s", before, after)
 		}
 
 		p.rec.FailWith(fmt.Errorf("connection refused"))

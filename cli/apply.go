@@ -317,15 +317,16 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 				targets = append(targets, &waitTarget{name: s.name, goal: untilReady})
 				continue
 			}
+			var request int64
 			if err == nil {
-				err = c.ReconcileService(ctx, s.name)
+				request, err = c.ReconcileService(ctx, s.name)
 			}
 			if err != nil {
 				fmt.Fprintf(errOut, "error: service/%s: %v\n", s.name, err)
 				errs = append(errs, err)
 				continue
 			}
-			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, before: cur.UpdatedAt})
+			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, request: request})
 		}
 		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)

@@ -285,12 +285,14 @@ func TestCLIWaitFollowsTheService(t *testing.T) {
 		t.Errorf("timeout: %v", err)
 	}
 
-	// A reconcile is done once updatedAt moves past the one before it.
-	before, _ := time.Parse(time.RFC3339, "2026-01-01T00:00:01Z")
-	f = &fakeService{states: []string{svcState("ready", 1, 1, ""), svcState("ready", 1, 1, ""), svcState("ready", 2, 2, "")}}
-	out, _, err = wait(f, &waitTarget{name: "a", goal: untilReconciled, before: before}, 5*time.Second)
-	if err != nil || f.gets != 3 || !strings.HasPrefix(out, "service/a ready") {
-		t.Errorf("reconciled after %d reads: %q %v", f.gets, out, err)
+	// A reconcile is done once a pass that read the request finished: the
+	// ready status of a pass that began before it is not the answer.
+	f = &fakeService{states: []string{svcState("ready", 1, 1, `,"observedReconcileRequest":1`),
+		svcState("ready", 1, 1, `,"observedReconcileRequest":1`),
+		svcState("failed", 1, 1, `,"observedReconcileRequest":2,"provisioningError":"Agent fog-a is gone"`)}}
+	_, _, err = wait(f, &waitTarget{name: "a", goal: untilReconciled, request: 2}, 5*time.Second)
+	if ExitCode(err) != ExitFailed || f.gets != 3 {
+		t.Errorf("reconciled after %d reads: %v", f.gets, err)
 	}
 
 	// Gone: 404, and then no router holds its objects.

@@ -440,9 +440,17 @@ func (c *Client) DeleteService(ctx context.Context, name string) error {
 }
 
 // ReconcileService asks for a reconcile now.
-func (c *Client) ReconcileService(ctx context.Context, name string) error {
-	_, _, err := c.do(ctx, http.MethodPost, "/api/v3/services/"+esc(name)+"/reconcile", "", nil)
-	return err
+// ReconcileService asks for a reconcile and returns the request's number.
+func (c *Client) ReconcileService(ctx context.Context, name string) (int64, error) {
+	_, body, err := c.do(ctx, http.MethodPost, "/api/v3/services/"+esc(name)+"/reconcile", "", nil)
+	if err != nil {
+		return 0, err
+	}
+	var a wire.ReconcileAccepted
+	if err := json.Unmarshal(body, &a); err != nil {
+		return 0, fmt.Errorf("unexpected reconcile answer: %v", err)
+	}
+	return a.ReconcileRequest, nil
 }
 
 // ---- agents ----

@@ -257,19 +257,8 @@ failed, 4 after --timeout.
 			var errs []error
 			var targets []*waitTarget
 			for _, name := range names {
-				var before Service
-				if w.wait {
-					if before, err = client.GetService(ctx, name); err != nil {
-						var ue *UnreachableError
-						if errors.As(err, &ue) {
-							return err
-						}
-						fmt.Fprintf(errOut, "error: service/%s: %v\n", name, err)
-						errs = append(errs, err)
-						continue
-					}
-				}
-				if err := client.ReconcileService(ctx, name); err != nil {
+				request, err := client.ReconcileService(ctx, name)
+				if err != nil {
 					var ue *UnreachableError
 					if errors.As(err, &ue) {
 						return err
@@ -280,7 +269,7 @@ failed, 4 after --timeout.
 				}
 				fmt.Fprintf(out, "service/%s reconcile requested%s\n", name, dryRunNote(client))
 				if w.wait {
-					targets = append(targets, &waitTarget{name: name, goal: untilReconciled, before: before.UpdatedAt})
+					targets = append(targets, &waitTarget{name: name, goal: untilReconciled, request: request})
 				}
 			}
 			if w.wait {

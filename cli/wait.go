@@ -18,8 +18,8 @@ const (
 	// untilReady: the latest generation is reconciled, and ready (failed
 	// ends the wait with exit code 3).
 	untilReady waitGoal = iota
-	// untilReconciled: a reconcile finished after the one asked for
-	// (updatedAt moved past before), then as untilReady.
+	// untilReconciled: the reconcile asked for finished (the service's
+	// observed reconcile request reached request), then as untilReady.
 	untilReconciled
 	// untilGone: the service is deleted and no router in routers holds
 	// its listener or connector any more.
@@ -30,8 +30,8 @@ const (
 type waitTarget struct {
 	name    string
 	goal    waitGoal
-	before  time.Time // untilReconciled: updatedAt before the request
-	routers []string  // untilGone: agents whose routers may hold its objects
+	request int64    // untilReconciled: the request's number
+	routers []string // untilGone: agents whose routers may hold its objects
 
 	done    bool
 	err     error
@@ -148,7 +148,7 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 		t.done, t.final = true, fmt.Sprintf("service/%s exists again (created anew); not waiting for the old one", t.name)
 		return
 	case untilReconciled:
-		if !svc.UpdatedAt.After(t.before) {
+		if svc.ObservedReconcileRequest < t.request {
 			t.state = "reconcile requested; waiting for it to finish (" + progressOf(svc) + ")"
 			return
 		}

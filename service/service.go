@@ -64,10 +64,15 @@ type Service struct {
 	ProvisioningError  *string `json:"provisioningError"`
 	// Generation counts changes of the spec; ObservedGeneration is the
 	// generation the last finished reconcile applied.
-	Generation         int64     `json:"generation"`
-	ObservedGeneration int64     `json:"observedGeneration"`
-	CreatedAt          time.Time `json:"createdAt"`
-	UpdatedAt          time.Time `json:"updatedAt"`
+	Generation         int64 `json:"generation"`
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// ReconcileRequest counts the reconciles asked for through the API;
+	// ObservedReconcileRequest is the count the last finished reconcile
+	// read when it began.
+	ReconcileRequest         int64     `json:"reconcileRequest"`
+	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
+	CreatedAt                time.Time `json:"createdAt"`
+	UpdatedAt                time.Time `json:"updatedAt"`
 	// Placement is where its objects go, as Place last decided it.
 	Placement Placement `json:"-"`
 }

@@ -100,7 +100,7 @@ func TestUnsettledAmong(t *testing.T) {
 					return err
 				}
 			}
-			if _, err := tx.SetServiceStatus(ctx, "ready", 1, service.StatusReady, nil, nil, false); err != nil {
+			if _, err := tx.SetServiceStatus(ctx, "ready", 1, 0, service.StatusReady, nil, nil, false); err != nil {
 				return err
 			}
 			if err := tx.SetRouterObjects(ctx, "a-1", listener("deleted"), nil, nil); err != nil {

@@ -19,8 +19,8 @@ const (
 var ErrNoBridgePort = fmt.Errorf("no bridge port available")
 
 const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
-	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation, created_at, updated_at,
-	connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
+	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation,
+	reconcile_request, observed_reconcile_request, created_at, updated_at, connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
 
 // services runs a query of serviceCols, sorted by name, and reads the
 // services' tags. The rows are scanned by hand, straight into the
@@ -40,7 +40,7 @@ func (t *Tx) services(ctx context.Context, size int, query string, args ...any) 
 		s, kubernetes = service.Service{}, nil
 		if err := rows.Scan(&s.Name, &s.Type, &s.Resource, &s.TargetPort, &s.ServicePort, &s.K8sType, &kubernetes,
 			&s.DefaultBridge, &s.BridgePort, &s.ServiceEndpoint, &s.ProvisioningStatus, &s.ProvisioningError,
-			&s.Generation, &s.ObservedGeneration, &s.CreatedAt, &s.UpdatedAt,
+			&s.Generation, &s.ObservedGeneration, &s.ReconcileRequest, &s.ObservedReconcileRequest, &s.CreatedAt, &s.UpdatedAt,
 			&p.ConnectorSite, &p.HubSite, &p.BackendAgent, &p.BridgeAgent, &p.OnDefaultRouter); err != nil {
 			return nil, mapErr(err)
 		}
@@ -168,16 +168,16 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 	s.CreatedAt, s.UpdatedAt = now(), now()
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil
-	s.Generation, s.ObservedGeneration = 1, 0
+	s.Generation, s.ObservedGeneration, s.ReconcileRequest, s.ObservedReconcileRequest = 1, 0, 0, 0
 	k, err := kubernetesJSON(s.Kubernetes)
 	if err != nil {
 		return err
 	}
 	p := s.Placement
-	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
-		s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter); err != nil {
+		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter); err != nil {
 		return err
 	}
 	return t.setServiceTags(ctx, s.Name, s.Tags)
@@ -266,14 +266,27 @@ func (t *Tx) PruneDeletions(ctx context.Context) error {
 	return err
 }
 
-// SetServiceStatus records the outcome of reconciling generation gen, and
-// the endpoint unless keepEndpoint (nil clears it). It changes nothing when
-// the spec moved on meanwhile: the next reconcile reports instead. It
-// reports whether the row was updated.
-func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen int64, status string, reason *string, endpoint *string, keepEndpoint bool) (bool, error) {
+// RequestReconcile counts a reconcile asked for through the API and
+// returns its number: the reconcile that answers it is the first to begin
+// after this commits, and records the number it read (SetServiceStatus).
+// It does not touch updated_at, which dates the spec and the status.
+func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
+	var n int64
+	err := t.get(ctx, &n, `UPDATE services SET reconcile_request = reconcile_request + 1 WHERE name = ?
+		RETURNING reconcile_request`, name)
+	return n, err
+}
+
+// SetServiceStatus records the outcome of reconciling generation gen, which
+// began when the service's reconcile request count was request, and the
+// endpoint unless keepEndpoint (nil clears it). It changes nothing when the
+// spec moved on meanwhile: the next reconcile reports instead. It reports
+// whether the row was updated.
+func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen, request int64, status string, reason *string, endpoint *string, keepEndpoint bool) (bool, error) {
 	n, err := t.exec(ctx, `UPDATE services SET provisioning_status = ?, provisioning_error = ?,
-			service_endpoint = CASE WHEN ? THEN service_endpoint ELSE ? END, observed_generation = ?, updated_at = ?
-		WHERE name = ? AND generation = ?`, status, reason, keepEndpoint, endpoint, gen, now(), name, gen)
+			service_endpoint = CASE WHEN ? THEN service_endpoint ELSE ? END, observed_generation = ?,
+			observed_reconcile_request = ?, updated_at = ?
+		WHERE name = ? AND generation = ?`, status, reason, keepEndpoint, endpoint, gen, request, now(), name, gen)
 	return n > 0, err
 }
 

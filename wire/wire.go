@@ -50,10 +50,16 @@ type Service struct {
 	ProvisioningError  *string         `json:"provisioningError"`
 	// Generation counts changes of the spec; ObservedGeneration is the
 	// generation the last finished reconcile applied.
-	Generation         int64     `json:"generation"`
-	ObservedGeneration int64     `json:"observedGeneration"`
-	CreatedAt          time.Time `json:"createdAt"`
-	UpdatedAt          time.Time `json:"updatedAt"`
+	Generation         int64 `json:"generation"`
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// ReconcileRequest counts the reconciles asked for (POST .../reconcile);
+	// ObservedReconcileRequest is the count the last finished reconcile
+	// read when it began: once it reaches a request's number, the status
+	// is that request's answer.
+	ReconcileRequest         int64     `json:"reconcileRequest"`
+	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
+	CreatedAt                time.Time `json:"createdAt"`
+	UpdatedAt                time.Time `json:"updatedAt"`
 	// Placement is always sent; nil from servers that predate it.
 	Placement *Placement `json:"placement"`
 	WorkflowRef
@@ -103,6 +109,9 @@ type WorkflowRef struct {
 type ReconcileAccepted struct {
 	Name       string `json:"name"`
 	WorkflowID string `json:"workflowId"`
+	// ReconcileRequest is this request's number (see Service); absent for a
+	// deleted service whose objects remain.
+	ReconcileRequest int64 `json:"reconcileRequest,omitempty"`
 }
 
 // DistributionEntry is one agent of a service's distribution: an agent
