@@ -99,6 +99,10 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 // or an administrator's pg_terminate_backend would: no request answers
 // 500 (a transaction that lost its connection runs again, or the client
 // is told 503 and retries), and every service becomes ready.
+//
+// The kills last killFor at most: a pass that failed meanwhile waits out
+// Temporal's retry backoff, doubling from 2 s, so on a slow machine whose
+// creates took minutes the next retry could be minutes away.
 func TestConnectionsKilledDuringCreates(t *testing.T) {
 	dbURL := storetest.NewPostgresDB(t)
 	s := newSystemOn(t, dbURL, temporaltest.NewServer(temporaltest.WithT(t)))
@@ -107,15 +111,19 @@ func TestConnectionsKilledDuringCreates(t *testing.T) {
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
 	s.agent(map[string]any{"name": "fog-a", "routerMode": "edge", "upstreamRouters": []string{"hub"}})
 
-	const clients, each = 10, 8
+	const clients, each, killFor = 10, 8, 20 * time.Second
 	stop := make(chan struct{})
 	killed := make(chan int)
 	go func() {
 		n := 0
+		end := time.After(killFor)
 		for {
 			select {
 			case <-stop:
 				killed <- n
+				return
+			case <-end:
+				killed <- n // read once the creates are done
 				return
 			case <-time.After(50 * time.Millisecond):
 				n += fault.terminate()
@@ -161,11 +169,17 @@ func TestConnectionsKilledDuringCreates(t *testing.T) {
 	if codes[http.StatusInternalServerError] > 0 {
 		t.Errorf("%d creates answered 500", codes[http.StatusInternalServerError])
 	}
-	for c := range clients {
-		for i := range each {
-			s.waitStatus(fmt.Sprintf("svc-%d-%d", c, i), service.StatusReady)
+	s.waitFor("every service ready", killFor+time.Minute, func() (bool, string) {
+		for c := range clients {
+			for i := range each {
+				svc, _ := s.getService(fmt.Sprintf("svc-%d-%d", c, i))
+				if svc.ProvisioningStatus != service.StatusReady || svc.ObservedGeneration != svc.Generation {
+					return false, fmt.Sprintf("%s: status %s gen %d/%d", svc.Name, svc.ProvisioningStatus, svc.ObservedGeneration, svc.Generation)
+				}
+			}
 		}
-	}
+		return true, ""
+	})
 }
 
 // post sends a JSON body and returns the status and answer; a transport
