@@ -47,13 +47,17 @@ const (
 	defaultIP        = "127.0.0.1"
 	defaultNamespace = "default"
 
-	// dbFileName is the SQLite file inside Options.DataDir.
-	dbFileName = "temporal.db"
+	// dbFileName is the SQLite file inside Options.DataDir; visibility's
+	// is visibilityFileName beside it.
+	dbFileName         = "temporal.db"
+	visibilityFileName = "visibility.db"
 	// clusterName names the single local cluster; it is persisted in the
 	// database, so it must never change for an existing DataDir.
 	clusterName = "active"
-	// storeName is the persistence store key in the server config.
-	storeName = "sqlite-default"
+	// storeName and visibilityStoreName are the persistence store keys in
+	// the server config.
+	storeName           = "sqlite-default"
+	visibilityStoreName = "sqlite-visibility"
 
 	// serviceNameAttr is the Keyword search attribute svcbridge sets on its
 	// workflows so that the Web UI can filter them by service.
@@ -71,7 +75,7 @@ const (
 // 127.0.0.1 with the frontend and the UI on free ports; `svcbridge dev`
 // passes the usual 7233 and 8233.
 type Options struct {
-	DataDir      string       // SQLite file DataDir/temporal.db (created if missing; schema set up once); "" = in-memory
+	DataDir      string       // SQLite files DataDir/temporal.db and visibility.db (created if missing; schema set up once); "" = in-memory
 	IP           string       // default "127.0.0.1"; every port binds here
 	FrontendPort int          // gRPC frontend, usually 7233; 0 = pick a free port
 	UIPort       int          // Web UI HTTP port; 0 = pick a free port; -1 = no UI
@@ -157,14 +161,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	// at every start without it, so give it a port like the CLI does.
 	httpPort := take()
 
-	sqlCfg, err := prepareSQLite(o)
+	sqlCfg, visCfg, err := prepareSQLite(o)
 	if err != nil {
 		return nil, err
 	}
 
 	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))
 	srv, err := temporal.NewServer(
-		temporal.WithConfig(serverConfig(o.IP, frontend, ports, httpPort, sqlCfg)),
+		temporal.WithConfig(serverConfig(o.IP, frontend, ports, httpPort, sqlCfg, visCfg)),
 		temporal.ForServices(temporal.DefaultServices),
 		// Static membership: no ringpop gossip, so no membership ports to
 		// allocate and no cross-talk between two servers in one process.
@@ -246,47 +250,90 @@ func withDefaults(o Options) (Options, error) {
 	return o, nil
 }
 
-// prepareSQLite builds the SQLite persistence config, creating the schema
-// for a new database file and the namespace (with its search attribute) if
-// missing. Both run before the server starts, as the server cannot create
-// its own schema.
-func prepareSQLite(o Options) (*config.SQL, error) {
-	cfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+// prepareSQLite builds the SQLite persistence configs of the default store
+// and of visibility, creating the schema of a new database file and the
+// namespace (with its search attributes) if missing. Both run before the
+// server starts, as the server cannot create its own schema.
+//
+// Visibility has a database of its own because the SQLite plugin gives each
+// database one connection for the whole server: in one file, every
+// visibility write (a fifth of the server's work) queued with the history
+// writes a reconcile waits for. A DataDir made before keeps its visibility
+// records in temporal.db, where the Web UI finds them.
+func prepareSQLite(o Options) (store, visibility *config.SQL, err error) {
 	if o.DataDir == "" {
-		cfg.ConnectAttributes["mode"] = "memory"
-		cfg.ConnectAttributes["cache"] = "shared"
 		// A shared-cache memory database is global to the process by name,
-		// so every server needs its own.
-		cfg.DatabaseName = fmt.Sprintf("devserver-%d-%d", os.Getpid(), rand.Int64())
+		// so every server needs its own; the plugin sets its schema up.
+		name := fmt.Sprintf("devserver-%d-%d", os.Getpid(), rand.Int64())
+		memory := func(db string) *config.SQL {
+			return &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: db,
+				ConnectAttributes: map[string]string{"mode": "memory", "cache": "shared"}}
+		}
+		store, visibility = memory(name), memory(name+"-visibility")
 	} else {
 		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
-			return nil, fmt.Errorf("devserver: data dir: %w", err)
+			return nil, nil, fmt.Errorf("devserver: data dir: %w", err)
 		}
-		path := filepath.Join(o.DataDir, dbFileName)
-		cfg.DatabaseName = path
-		cfg.ConnectAttributes["mode"] = "rwc"
-		// WAL with synchronous=NORMAL is several times faster than the
-		// default rollback journal and still survives a process crash.
-		// The plugin passes unknown attributes on as pragmas, unprefixed.
-		cfg.ConnectAttributes["journal_mode"] = "wal"
-		cfg.ConnectAttributes["synchronous"] = "1"
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			if err := sqliteschema.SetupSchema(cfg); err != nil {
-				return nil, fmt.Errorf("devserver: setting up schema in %s (delete the file to retry): %w", path, err)
+		fresh, err := freshFile(filepath.Join(o.DataDir, dbFileName))
+		if err != nil {
+			return nil, nil, err
+		}
+		if store, err = fileDB(filepath.Join(o.DataDir, dbFileName), fresh); err != nil {
+			return nil, nil, err
+		}
+		visibility = store
+		path := filepath.Join(o.DataDir, visibilityFileName)
+		freshVis, err := freshFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fresh || !freshVis {
+			if visibility, err = fileDB(path, freshVis); err != nil {
+				return nil, nil, err
 			}
-		} else if err != nil {
-			return nil, fmt.Errorf("devserver: %w", err)
 		}
 	}
 
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, o.Namespace, false, searchAttrs())
 	if err != nil {
-		return nil, fmt.Errorf("devserver: namespace config: %w", err)
+		return nil, nil, fmt.Errorf("devserver: namespace config: %w", err)
 	}
 	// CreateNamespaces skips a namespace that exists; a constraint error can
 	// still surface if the lookup failed, and means the same thing.
-	if err := sqliteschema.CreateNamespaces(cfg, ns); err != nil && !isAlreadyExists(err) {
-		return nil, fmt.Errorf("devserver: creating namespace %q: %w", o.Namespace, err)
+	if err := sqliteschema.CreateNamespaces(store, ns); err != nil && !isAlreadyExists(err) {
+		return nil, nil, fmt.Errorf("devserver: creating namespace %q: %w", o.Namespace, err)
+	}
+	return store, visibility, nil
+}
+
+// freshFile tells whether path does not exist yet.
+func freshFile(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("devserver: %w", err)
+	}
+	return false, nil
+}
+
+// fileDB is the config of the SQLite file at path, whose schema it sets up
+// when the file is fresh. The schema holds both stores' tables; each file
+// uses its own.
+func fileDB(path string, fresh bool) (*config.SQL, error) {
+	cfg := &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: path, ConnectAttributes: map[string]string{
+		"mode": "rwc",
+		// WAL with synchronous=NORMAL is several times faster than the
+		// default rollback journal and still survives a process crash.
+		// The plugin passes unknown attributes on as pragmas, unprefixed.
+		"journal_mode": "wal",
+		"synchronous":  "1",
+	}}
+	if fresh {
+		if err := sqliteschema.SetupSchema(cfg); err != nil {
+			return nil, fmt.Errorf("devserver: setting up schema in %s (delete the file to retry): %w", path, err)
+		}
 	}
 	return cfg, nil
 }
@@ -298,15 +345,15 @@ func isAlreadyExists(err error) bool {
 
 // serverConfig is the static config of a single-node, single-shard cluster
 // with every service bound to ip.
-func serverConfig(ip, frontend string, ports map[primitives.ServiceName]int, httpPort int, sqlCfg *config.SQL) *config.Config {
+func serverConfig(ip, frontend string, ports map[primitives.ServiceName]int, httpPort int, store, visibility *config.SQL) *config.Config {
 	conf := &config.Config{}
 	conf.Global.Membership = config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: ip}
 	// Global.Metrics stays nil: no metrics listener at all, one port fewer.
 	conf.Persistence = config.Persistence{
 		DefaultStore:     storeName,
-		VisibilityStore:  storeName,
+		VisibilityStore:  visibilityStoreName,
 		NumHistoryShards: 1,
-		DataStores:       map[string]config.DataStore{storeName: {SQL: sqlCfg}},
+		DataStores:       map[string]config.DataStore{storeName: {SQL: store}, visibilityStoreName: {SQL: visibility}},
 	}
 	conf.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,

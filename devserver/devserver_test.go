@@ -200,21 +200,10 @@ func TestRestartKeepsWorkflows(t *testing.T) {
 	requireCompleted(t, c, id)
 
 	// Visibility (what the UI lists) survived too, and the search attribute
-	// is queryable. Visibility is written asynchronously, hence the wait.
-	query := serviceNameAttr + " = '" + serviceName + "' AND " + statusAttr + ` = "ready"`
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Namespace: s2.Namespace(), Query: query})
-		if err != nil {
-			t.Fatalf("count %q: %v", query, err)
-		}
-		if resp.GetCount() == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("count %q = %d, want 1", query, resp.GetCount())
-		}
-		time.Sleep(100 * time.Millisecond)
+	// is queryable.
+	waitCount(t, c, s2.Namespace(), serviceNameAttr+" = '"+serviceName+"' AND "+statusAttr+` = "ready"`, 1)
+	if _, err := os.Stat(filepath.Join(dir, visibilityFileName)); err != nil {
+		t.Errorf("a new DataDir has no visibility database of its own: %v", err)
 	}
 	if err := s2.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -226,6 +215,26 @@ func TestRestartKeepsWorkflows(t *testing.T) {
 	cmd.Env = append(os.Environ(), envDescribeDir+"="+dir, envDescribeID+"="+id)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestDescribeInNewProcess") {
 		t.Fatalf("describe in a new process: %v\n%s", err, out)
+	}
+}
+
+// waitCount waits until query counts want workflows. Visibility is
+// written asynchronously, hence the wait.
+func waitCount(t *testing.T, c client.Client, namespace, query string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace, Query: query})
+		if err != nil {
+			t.Fatalf("count %q: %v", query, err)
+		}
+		if resp.GetCount() == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("count %q = %d, want %d", query, resp.GetCount(), want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -251,6 +260,8 @@ func TestInMemory(t *testing.T) {
 
 // A DataDir whose namespace was created without svcbridge's attributes
 // (CreateNamespaces never updates an existing namespace) gets them at start.
+// Made before visibility had a file of its own, it keeps visibility in
+// temporal.db, where its old workflows are listed.
 func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -272,6 +283,10 @@ func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
 
 	s := start(t, Options{DataDir: dir, UIPort: -1})
 	runGreet(t, s, "old-ns-1") // fails if an attribute is not registered
+	waitCount(t, dial(t, s), s.Namespace(), statusAttr+` = "ready"`, 1)
+	if _, err := os.Stat(filepath.Join(dir, visibilityFileName)); err == nil {
+		t.Errorf("an old DataDir got a new visibility database, which lacks its old workflows")
+	}
 }
 
 // A taken port is an error from Start, not a crash inside the server.
