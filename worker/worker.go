@@ -34,6 +34,10 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 		// Let running activities finish on shutdown instead of cutting them off.
 		WorkerStopTimeout: 10 * time.Second,
 		OnFatalError:      onFatal,
+		// Every create starts a workflow whose first task goes to the task
+		// queue: with the default 2 pollers, tasks of a burst found none
+		// waiting and went through the server's stored backlog.
+		MaxConcurrentWorkflowTaskPollers: 8,
 	})
 	workflows.Register(w)
 	w.RegisterActivity(acts)
