@@ -203,44 +203,45 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	var preview []wire.DistributionEntry
 	// Creates take the bridge-port allocation's lock in turn: the rest
 	// wait here, not in transactions holding connections that reads and
-	// the reconciles need.
-	s.creates <- struct{}{}
-	defer func() { <-s.creates }()
-	err := s.inTx(c, func(tx *store.Tx) error {
-		// From spec on every attempt: a retried transaction must not start
-		// from what a failed one resolved or read back.
-		svc = service.Service{Spec: spec}
-		if _, err := tx.GetService(ctx, spec.Name); err == nil {
-			return conflict("Service with name %s already exists", spec.Name)
-		}
-		placement, err := s.resolve(ctx, tx, &svc.Spec)
-		if err != nil {
+	// the reconciles need. The slot is the transaction's only: starting
+	// the workflow after it waits on Temporal, not on the allocation.
+	err := s.createSlot(func() error {
+		return s.inTx(c, func(tx *store.Tx) error {
+			// From spec on every attempt: a retried transaction must not start
+			// from what a failed one resolved or read back.
+			svc = service.Service{Spec: spec}
+			if _, err := tx.GetService(ctx, spec.Name); err == nil {
+				return conflict("Service with name %s already exists", spec.Name)
+			}
+			placement, err := s.resolve(ctx, tx, &svc.Spec)
+			if err != nil {
+				return err
+			}
+			port, err := tx.AllocateBridgePort(ctx, s.BridgePorts)
+			if errors.Is(err, store.ErrNoBridgePort) {
+				return apiErr(http.StatusConflict, "ConflictError", "No bridge port available in range for %s", s.BridgePortsRaw)
+			}
+			if err != nil {
+				return err
+			}
+			svc.BridgePort = port
+			s.applyControlPlane(&svc, placement)
+			if err := tx.InsertService(ctx, &svc); err != nil {
+				return err
+			}
+			if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
+				Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil {
+				return err
+			}
+			// Read back so the answer equals a later GET: tags a list, not
+			// null, and timestamps as the database rounds them.
+			if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
+				return err
+			}
+			// A dry run answers the agents that would listen too.
+			preview, err = s.serviceDistribution(ctx, tx, svc)
 			return err
-		}
-		port, err := tx.AllocateBridgePort(ctx, s.BridgePorts)
-		if errors.Is(err, store.ErrNoBridgePort) {
-			return apiErr(http.StatusConflict, "ConflictError", "No bridge port available in range for %s", s.BridgePortsRaw)
-		}
-		if err != nil {
-			return err
-		}
-		svc.BridgePort = port
-		s.applyControlPlane(&svc, placement)
-		if err := tx.InsertService(ctx, &svc); err != nil {
-			return err
-		}
-		if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
-			Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil {
-			return err
-		}
-		// Read back so the answer equals a later GET: tags a list, not
-		// null, and timestamps as the database rounds them.
-		if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
-			return err
-		}
-		// A dry run answers the agents that would listen too.
-		preview, err = s.serviceDistribution(ctx, tx, svc)
-		return err
+		})
 	})
 	if store.IsConflict(err, store.ServiceNameKey) {
 		err = conflict("Service with name %s already exists", spec.Name)
@@ -253,6 +254,13 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	v := s.views(ctx, svc)[0]
 	v.Distribution = preview // a dry run's; nil, so absent, otherwise
 	c.JSON(http.StatusCreated, v)
+}
+
+// createSlot runs f holding one of the process's concurrentCreates slots.
+func (s *Server) createSlot(f func() error) error {
+	s.creates <- struct{}{}
+	defer func() { <-s.creates }()
+	return f()
 }
 
 // applyControlPlane stores the placement and sets what the remote control
