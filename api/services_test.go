@@ -1222,13 +1222,16 @@ type hangingReconciler struct {
 
 func (h *hangingReconciler) ServiceChanged(ctx context.Context, name string) error {
 	h.entered <- struct{}{}
+	var ended error
 	select {
 	case <-ctx.Done():
-		h.canceled <- ctx.Err()
+		ended = ctx.Err()
 	case <-h.release:
-		h.canceled <- nil
 	}
-	return h.recordingReconciler.ServiceChanged(ctx, name)
+	// Recorded before it reports: the test reads the calls once told.
+	err := h.recordingReconciler.ServiceChanged(ctx, name)
+	h.canceled <- ended
+	return err
 }
 
 // TestServiceReconcileTriggerOutlivesTheClient: the change is committed
