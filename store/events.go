@@ -73,6 +73,9 @@ func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
 		e.Service, seq, e.Type, e.Reason, e.Message, e.Generation, ts, ts); err != nil {
 		return err
 	}
+	if seq <= EventsPerService { // seqs start at 1: none to drop yet
+		return nil
+	}
 	_, err := t.exec(ctx, `DELETE FROM service_events WHERE service_name = ? AND seq <= ?`, e.Service, seq-EventsPerService)
 	return err
 }

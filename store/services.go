@@ -180,13 +180,17 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter); err != nil {
 		return err
 	}
-	return t.setServiceTags(ctx, s.Name, s.Tags)
+	return t.insertServiceTags(ctx, s.Name, s.Tags) // a new name has none: a deleted service's went with its row
 }
 
 func (t *Tx) setServiceTags(ctx context.Context, name string, tags []string) error {
 	if _, err := t.exec(ctx, `DELETE FROM service_tags WHERE service_name = ?`, name); err != nil {
 		return err
 	}
+	return t.insertServiceTags(ctx, name, tags)
+}
+
+func (t *Tx) insertServiceTags(ctx context.Context, name string, tags []string) error {
 	for i, tag := range tags {
 		if _, err := t.exec(ctx, `INSERT INTO service_tags (service_name, position, tag) VALUES (?, ?, ?)`, name, i, tag); err != nil {
 			return err
