@@ -226,16 +226,13 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			}
 			svc.BridgePort = port
 			s.applyControlPlane(&svc, placement)
+			// InsertService sets svc as stored, so the answer equals a
+			// later GET.
 			if err := tx.InsertService(ctx, &svc); err != nil {
 				return err
 			}
 			if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
-				Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil {
-				return err
-			}
-			// Read back so the answer equals a later GET: tags a list, not
-			// null, and timestamps as the database rounds them.
-			if svc, err = tx.GetService(ctx, svc.Name); err != nil || !isDryRun(ctx) {
+				Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil || !isDryRun(ctx) {
 				return err
 			}
 			// A dry run answers the agents that would listen too.

@@ -23,10 +23,20 @@ const serviceCols = `name, type, resource, target_port, service_port, k8s_type, 
 	reconcile_request, observed_reconcile_request, created_at, updated_at, connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
 
 // services runs a query of serviceCols, sorted by name, and reads the
-// services' tags. The rows are scanned by hand, straight into the
-// services, not by sqlx's reflection: a list of 10,000 services is mostly
-// this. size is about how many rows come: the list is allocated once.
+// services' tags. size is about how many rows come: the list is allocated
+// once.
 func (t *Tx) services(ctx context.Context, size int, query string, args ...any) ([]service.Service, error) {
+	out, err := t.scanServices(ctx, size, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, t.readTags(ctx, out)
+}
+
+// scanServices runs a query returning serviceCols, without the tags. The
+// rows are scanned by hand, straight into the services, not by sqlx's
+// reflection: a list of 10,000 services is mostly this.
+func (t *Tx) scanServices(ctx context.Context, size int, query string, args ...any) ([]service.Service, error) {
 	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(query), args...)
 	if err != nil {
 		return nil, mapErr(err)
@@ -55,8 +65,7 @@ func (t *Tx) services(ctx context.Context, size int, query string, args ...any) 
 	if err := rows.Err(); err != nil {
 		return nil, mapErr(err)
 	}
-	rows.Close() // one query at a time on a connection
-	return out, t.readTags(ctx, out)
+	return out, nil
 }
 
 // kubernetesJSON is the kubernetes column's value: the block as JSON, or
@@ -164,7 +173,10 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 	return port[0], err
 }
 
-// InsertService stores a new service as pending, with its tags.
+// InsertService stores a new service as pending, with its tags, and sets
+// s to what was stored (timestamps as the database rounds them, tags a
+// list), as GetService would read it: a create reads nothing back while it
+// holds the bridge-port lock.
 func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 	s.CreatedAt, s.UpdatedAt = now(), now()
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil
@@ -174,13 +186,22 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 		return err
 	}
 	p := s.Placement
-	if _, err := t.exec(ctx, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stored, err := t.scanServices(ctx, 1, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING `+serviceCols,
 		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
-		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter); err != nil {
+		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
+	if err != nil {
 		return err
 	}
-	return t.insertServiceTags(ctx, s.Name, s.Tags) // a new name has none: a deleted service's went with its row
+	// A new name has no tags: a deleted service's went with its row.
+	if err := t.insertServiceTags(ctx, s.Name, s.Tags); err != nil {
+		return err
+	}
+	tags := append([]string{}, s.Tags...)
+	*s = stored[0]
+	s.Tags = tags
+	return nil
 }
 
 func (t *Tx) setServiceTags(ctx context.Context, name string, tags []string) error {
