@@ -111,21 +111,25 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 		svcs[i].Tags = []string{}
 		idx[svcs[i].Name] = i
 	}
-	var tags []struct {
-		Service string `db:"service_name"`
-		Tag     string `db:"tag"`
-	}
+	// Scanned by hand, as the services are: sqlx's reflection was a fifth
+	// of a whole list's reading.
 	name := t.binary("service_name")
-	if err := t.sel(ctx, &tags, `SELECT service_name, tag FROM service_tags WHERE `+name+` >= ? AND `+name+` <= ? ORDER BY service_name, position`,
-		svcs[0].Name, svcs[len(svcs)-1].Name); err != nil {
-		return err
+	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(`SELECT service_name, tag FROM service_tags WHERE `+name+` >= ? AND `+name+` <= ?
+		ORDER BY service_name, position`), svcs[0].Name, svcs[len(svcs)-1].Name)
+	if err != nil {
+		return mapErr(err)
 	}
-	for _, tg := range tags {
-		if i, ok := idx[tg.Service]; ok {
-			svcs[i].Tags = append(svcs[i].Tags, tg.Tag)
+	defer rows.Close()
+	var svc, tag string
+	for rows.Next() {
+		if err := rows.Scan(&svc, &tag); err != nil {
+			return mapErr(err)
+		}
+		if i, ok := idx[svc]; ok {
+			svcs[i].Tags = append(svcs[i].Tags, tag)
 		}
 	}
-	return nil
+	return mapErr(rows.Err())
 }
 
 // PortRange is an inclusive range of bridge ports.
