@@ -14,7 +14,6 @@ import (
 
 	"go.temporal.io/server/temporaltest"
 
-	"svcbridge/service"
 	"svcbridge/store/storetest"
 )
 
@@ -169,17 +168,7 @@ func TestConnectionsKilledDuringCreates(t *testing.T) {
 	if codes[http.StatusInternalServerError] > 0 {
 		t.Errorf("%d creates answered 500", codes[http.StatusInternalServerError])
 	}
-	s.waitFor("every service ready", killFor+time.Minute, func() (bool, string) {
-		for c := range clients {
-			for i := range each {
-				svc, _ := s.getService(fmt.Sprintf("svc-%d-%d", c, i))
-				if svc.ProvisioningStatus != service.StatusReady || svc.ObservedGeneration != svc.Generation {
-					return false, fmt.Sprintf("%s: status %s gen %d/%d", svc.Name, svc.ProvisioningStatus, svc.ObservedGeneration, svc.Generation)
-				}
-			}
-		}
-		return true, ""
-	})
+	s.waitAllReady("every service ready", clients*each, killFor+time.Minute)
 }
 
 // post sends a JSON body and returns the status and answer; a transport

@@ -299,6 +299,25 @@ func (s *system) waitStatus(name, status string) serviceOut {
 	return svc
 }
 
+// waitAllReady waits until the service list holds n services, each with
+// its latest generation settled ready, and returns that list.
+func (s *system) waitAllReady(what string, n int, timeout time.Duration) []serviceOut {
+	s.t.Helper()
+	var list []serviceOut
+	s.waitFor(what, timeout, func() (bool, string) {
+		list = nil
+		s.must(http.StatusOK, "GET", "/api/v3/services", nil, &list)
+		var unsettled []string
+		for _, svc := range list {
+			if svc.ObservedGeneration != svc.Generation || svc.ProvisioningStatus != service.StatusReady {
+				unsettled = append(unsettled, fmt.Sprintf("%s %s gen %d/%d", svc.Name, svc.ProvisioningStatus, svc.ObservedGeneration, svc.Generation))
+			}
+		}
+		return len(list) == n && len(unsettled) == 0, fmt.Sprintf("%d services (want %d), unsettled: %v", len(list), n, unsettled)
+	})
+	return list
+}
+
 // router returns an agent's router config document.
 func (s *system) router(agent string) map[string]any {
 	s.t.Helper()

@@ -2,11 +2,9 @@ package systemtest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,19 +58,6 @@ func TestKubernetesOutageRecovery(t *testing.T) {
 	back := time.Now()
 	t.Logf("kube-apiserver was down for %s", back.Sub(down).Round(time.Second))
 
-	s.waitFor("every service ready within 15 s of the kube-apiserver's return", time.Until(back.Add(15*time.Second)), func() (bool, string) {
-		var svcs []serviceOut
-		code, body := s.do("GET", "/api/v3/services", nil)
-		if code != http.StatusOK || json.Unmarshal(body, &svcs) != nil {
-			return false, fmt.Sprintf("list: %d %s", code, body)
-		}
-		var waiting []string
-		for _, svc := range svcs {
-			if svc.ProvisioningStatus != service.StatusReady || svc.ObservedGeneration != svc.Generation {
-				waiting = append(waiting, svc.Name+" "+svc.ProvisioningStatus)
-			}
-		}
-		return len(svcs) == n && len(waiting) == 0, fmt.Sprintf("%d services, not ready: %s", len(svcs), strings.Join(waiting, ", "))
-	})
+	s.waitAllReady("every service ready within 15 s of the kube-apiserver's return", n, time.Until(back.Add(15*time.Second)))
 	t.Logf("all %d services ready %s after the kube-apiserver's return", n, time.Since(back).Round(100*time.Millisecond))
 }

@@ -354,18 +354,7 @@ func TestTwoAPIsAndTwoWorkers(t *testing.T) {
 	// Every live service settles ready, as the last change asked; read
 	// through api #2 (the fleet was built through api #1).
 	s2 := apis[1]
-	var list []serviceOut
-	s2.waitFor("every service to settle ready", 3*time.Minute, func() (bool, string) {
-		list = nil
-		s2.must(http.StatusOK, "GET", "/api/v3/services", nil, &list)
-		var pending []string
-		for _, svc := range list {
-			if svc.ObservedGeneration != svc.Generation || svc.ProvisioningStatus != service.StatusReady {
-				pending = append(pending, fmt.Sprintf("%s %s gen %d/%d", svc.Name, svc.ProvisioningStatus, svc.ObservedGeneration, svc.Generation))
-			}
-		}
-		return len(pending) == 0 && len(list) == len(final), fmt.Sprintf("%d services (want %d), unsettled: %v", len(list), len(final), pending)
-	})
+	list := s2.waitAllReady("every service to settle ready", len(final), 3*time.Minute)
 
 	// The stored services are exactly the expected ones, each with its port.
 	ports := map[int]string{}
