@@ -274,15 +274,16 @@ func prepareSQLite(o Options) (store, visibility *config.SQL, err error) {
 		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("devserver: data dir: %w", err)
 		}
-		fresh, err := freshFile(filepath.Join(o.DataDir, dbFileName))
+		path := filepath.Join(o.DataDir, dbFileName)
+		fresh, err := freshFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		if store, err = fileDB(filepath.Join(o.DataDir, dbFileName), fresh); err != nil {
+		if store, err = fileDB(path, fresh); err != nil {
 			return nil, nil, err
 		}
 		visibility = store
-		path := filepath.Join(o.DataDir, visibilityFileName)
+		path = filepath.Join(o.DataDir, visibilityFileName)
 		freshVis, err := freshFile(path)
 		if err != nil {
 			return nil, nil, err
