@@ -36,6 +36,9 @@ const MaxBody = 1 << 20
 // Reconciler starts the durable work after a change is committed. An error
 // here does not undo the change: the worker's resync picks it up.
 type Reconciler interface {
+	// ServiceCreated is ServiceChanged for a service just created: its
+	// workflow most likely does not run yet.
+	ServiceCreated(ctx context.Context, name string) error
 	ServiceChanged(ctx context.Context, name string) error
 	AgentsChanged(ctx context.Context, uuids ...string) error
 }

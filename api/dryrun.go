@@ -55,6 +55,13 @@ func (r dryRunReconciler) ServiceChanged(ctx context.Context, name string) error
 	return r.Reconciler.ServiceChanged(ctx, name)
 }
 
+func (r dryRunReconciler) ServiceCreated(ctx context.Context, name string) error {
+	if isDryRun(ctx) {
+		return nil
+	}
+	return r.Reconciler.ServiceCreated(ctx, name)
+}
+
 func (r dryRunReconciler) AgentsChanged(ctx context.Context, uuids ...string) error {
 	if isDryRun(ctx) {
 		return nil

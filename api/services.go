@@ -247,7 +247,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		fail(c, err)
 		return
 	}
-	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceChanged(reconcileCtx(c), svc.Name))
+	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceCreated(reconcileCtx(c), svc.Name))
 	v := s.views(ctx, svc)[0]
 	v.Distribution = preview // a dry run's; nil, so absent, otherwise
 	c.JSON(http.StatusCreated, v)

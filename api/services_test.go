@@ -1211,7 +1211,7 @@ func TestServiceBodyLimitIsOneMiB(t *testing.T) {
 	})
 }
 
-// hangingReconciler holds ServiceChanged until released or until its
+// hangingReconciler holds ServiceChanged (and ServiceCreated) until released or until its
 // context ends, and reports which came first.
 type hangingReconciler struct {
 	recordingReconciler
@@ -1232,6 +1232,10 @@ func (h *hangingReconciler) ServiceChanged(ctx context.Context, name string) err
 	err := h.recordingReconciler.ServiceChanged(ctx, name)
 	h.canceled <- ended
 	return err
+}
+
+func (h *hangingReconciler) ServiceCreated(ctx context.Context, name string) error {
+	return h.ServiceChanged(ctx, name)
 }
 
 // TestServiceReconcileTriggerOutlivesTheClient: the change is committed

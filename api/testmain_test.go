@@ -52,6 +52,10 @@ func (r *recordingReconciler) ServiceChanged(_ context.Context, name string) err
 	return r.err
 }
 
+func (r *recordingReconciler) ServiceCreated(ctx context.Context, name string) error {
+	return r.ServiceChanged(ctx, name)
+}
+
 func (r *recordingReconciler) AgentsChanged(_ context.Context, uuids ...string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -23,6 +23,11 @@ func (t Trigger) ServiceChanged(ctx context.Context, name string) error {
 	return t.Workflows.ServiceChanged(ctx, name)
 }
 
+// ServiceCreated starts the new service's workflow.
+func (t Trigger) ServiceCreated(ctx context.Context, name string) error {
+	return t.Workflows.ServiceCreated(ctx, name)
+}
+
 // AgentsChanged queues the agents' routers for a reconcile and wakes the
 // queue's workflow. The queue is in the store, so a mark survives anything
 // that happens to Temporal; the worker's resync wakes the workflow again

@@ -27,16 +27,38 @@ var serviceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
 
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
-	id := c.Service(name)
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, SignalReconcile, nil,
-		client.StartWorkflowOptions{
-			ID:            id,
-			TaskQueue:     c.TaskQueue,
-			StaticSummary: "Service " + name,
-			TypedSearchAttributes: temporal.NewSearchAttributes(serviceKey.ValueSet(name),
-				statusKey.ValueSet(service.StatusPending)),
-		}, ServiceWorkflowName, ServiceInput{Name: name})
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), SignalReconcile, nil,
+		c.serviceStart(name), ServiceWorkflowName, ServiceInput{Name: name})
 	return err
+}
+
+// ServiceCreated starts the workflow of a service just created; its first
+// run reconciles without a signal. Where a worker shares this client (dev),
+// the start asks for the first workflow task in its answer: it skips the
+// server's matching and a history write, which is a fill's bottleneck on
+// the embedded server. A workflow of the name still running (a deleted
+// service's, removing its objects) is signalled instead.
+func (c Client) ServiceCreated(ctx context.Context, name string) error {
+	opts := c.serviceStart(name)
+	opts.EnableEagerStart = true
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, ServiceWorkflowName, ServiceInput{Name: name})
+	var running *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &running) {
+		return c.ServiceChanged(ctx, name)
+	}
+	return err
+}
+
+// serviceStart is how a service's workflow is started.
+func (c Client) serviceStart(name string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:            c.Service(name),
+		TaskQueue:     c.TaskQueue,
+		StaticSummary: "Service " + name,
+		TypedSearchAttributes: temporal.NewSearchAttributes(serviceKey.ValueSet(name),
+			statusKey.ValueSet(service.StatusPending)),
+	}
 }
 
 // WakeAgentQueue signals, or starts, the workflow draining the queue.
