@@ -57,13 +57,13 @@ func continueToken(key []string) string {
 }
 
 // showEach is serveList's show of answer, applied to each item.
-func showEach[T, A any](answer func(T) A) func([]T) []any {
-	return func(items []T) []any {
-		out := make([]any, len(items))
-		for i, it := range items {
-			out[i] = answer(it)
+func showEach[T, A any](answer func(T) A) func([]T) func(int) any {
+	return func(items []T) func(int) any {
+		var a A
+		return func(i int) any {
+			a = answer(items[i])
+			return &a
 		}
-		return out
 	}
 }
 
@@ -87,11 +87,12 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // serveList answers a list route: the page of what read returns that c
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
-// watch). Items are sorted by key; show shows a page of them. read may
+// watch). Items are sorted by key; show(page)(i) is how the page's item i
+// is shown, encoded before the next is asked for (so it may reuse memory). read may
 // narrow what it reads to the page it is given (at least its limit+1 items
 // after its key, when there are that many); a watch reads everything.
 // A bad query is a 400.
-func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) []any) {
+func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) func(int) any) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -111,7 +112,11 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQue
 			out := make([]watchItem, len(items))
 			for i, it := range items {
 				k, _ := json.Marshal(key(it))
-				out[i] = watchItem{key: string(k), object: shown[i]}
+				object, err := json.Marshal(shown(i))
+				if err != nil {
+					return nil, err
+				}
+				out[i] = watchItem{key: string(k), object: object}
 			}
 			return out, nil
 		})
@@ -126,25 +131,26 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQue
 	if next != "" {
 		c.Header(ContinueHeader, next)
 	}
-	writeJSONArray(c, show(page))
+	writeJSONArray(c, len(page), show(page))
 }
 
-// writeJSONArray answers items as c.JSON would, one item encoded at a
-// time into one reused buffer: a list of thousands is never held whole in
-// memory a second time, nor allocated item by item.
-func writeJSONArray(c *gin.Context, items []any) {
+// writeJSONArray answers n items as c.JSON would answer them as a list,
+// item i as item(i) shows it, encoded into one reused buffer before the
+// next is asked for: a list of thousands is never held whole in memory a
+// second time, nor allocated item by item.
+func writeJSONArray(c *gin.Context, n int, item func(int) any) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := bufio.NewWriterSize(c.Writer, 32<<10)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf) // escapes HTML as json.Marshal does
 	w.WriteByte('[')
-	for i, it := range items {
+	for i := range n {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		buf.Reset()
-		if err := enc.Encode(it); err != nil {
+		if err := enc.Encode(item(i)); err != nil {
 			panic(err) // wire types of strings, numbers and raw JSON
 		}
 		w.Write(buf.Bytes()[:buf.Len()-1]) // without Encode's newline

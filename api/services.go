@@ -28,25 +28,38 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 	g.GET("/services/:name/distribution", s.previewDistribution)
 }
 
-// views shows svcs as the API answers them; those that wait for a worker
-// carry the worker note. Temporal is asked (through the cache) only when
-// one waits.
+// views shows svcs as the API answers them (see view).
 func (s *Server) views(ctx context.Context, svcs ...service.Service) []wire.Service {
-	waits := func(svc service.Service) bool {
-		return svc.ProvisioningStatus == service.StatusPending || svc.ProvisioningStatus == service.StatusDeleting
-	}
-	note := ""
-	if slices.ContainsFunc(svcs, waits) {
-		_, note = s.workers(ctx)
-	}
+	note := s.waitNote(ctx, svcs)
 	out := make([]wire.Service, len(svcs))
 	for i, svc := range svcs {
-		out[i] = s.serviceAnswer(svc)
-		if waits(svc) {
-			out[i].ProvisioningMessage = note
-		}
+		out[i] = s.view(svc, note)
 	}
 	return out
+}
+
+// waits reports whether svc waits for a worker's reconcile.
+func waits(svc service.Service) bool {
+	return svc.ProvisioningStatus == service.StatusPending || svc.ProvisioningStatus == service.StatusDeleting
+}
+
+// waitNote says why services wait when no worker polls; Temporal is asked
+// (through the cache) only when one of svcs waits.
+func (s *Server) waitNote(ctx context.Context, svcs []service.Service) string {
+	if !slices.ContainsFunc(svcs, waits) {
+		return ""
+	}
+	_, note := s.workers(ctx)
+	return note
+}
+
+// view is svc as the API answers it, with note when it waits.
+func (s *Server) view(svc service.Service, note string) wire.Service {
+	v := s.serviceAnswer(svc)
+	if waits(svc) {
+		v.ProvisioningMessage = note
+	}
+	return v
 }
 
 // serviceAnswer is svc as the API answers it, with where its objects go
@@ -92,14 +105,14 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) []any {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) func(int) any {
 		// Only what is shown is viewed: Temporal is asked about those only.
-		views := s.views(c.Request.Context(), page...)
-		out := make([]any, len(views))
-		for i := range views {
-			out[i] = shown(&views[i])
+		note := s.waitNote(c.Request.Context(), page)
+		var v wire.Service // one at a time: a whole list is thousands
+		return func(i int) any {
+			v = s.view(page[i], note)
+			return shown(&v)
 		}
-		return out
 	})
 }
 

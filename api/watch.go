@@ -30,10 +30,11 @@ type watchEvent struct {
 	Object json.RawMessage `json:"object"`
 }
 
-// watchItem is one item of a watched list: its key and how it is shown.
+// watchItem is one item of a watched list: its key and how it is shown,
+// as JSON.
 type watchItem struct {
 	key    string
-	object any
+	object json.RawMessage
 }
 
 // wantsWatch reports whether c asks for a watch (?watch=true); a value
@@ -73,10 +74,7 @@ func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, err
 	defer tick.Stop()
 	for {
 		var events []watchEvent
-		if events, last, err = watchDiff(last, items); err != nil {
-			s.requestLogger(c).WarnContext(c.Request.Context(), "watch ended", "error", err)
-			return
-		}
+		events, last = watchDiff(last, items)
 		if bookmark {
 			events, bookmark = append(events, watchEvent{"BOOKMARK", json.RawMessage("{}")}), false
 		}
@@ -106,21 +104,17 @@ func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, err
 // watchDiff compares items with the last objects sent, by key: the events
 // to send (ADDED and MODIFIED in the list's order, then DELETED, with the
 // object last sent, by key) and the objects now.
-func watchDiff(last map[string][]byte, items []watchItem) ([]watchEvent, map[string][]byte, error) {
+func watchDiff(last map[string][]byte, items []watchItem) ([]watchEvent, map[string][]byte) {
 	now := make(map[string][]byte, len(items))
 	var events []watchEvent
 	for _, it := range items {
-		b, err := json.Marshal(it.object)
-		if err != nil {
-			return nil, nil, err
-		}
-		now[it.key] = b
+		now[it.key] = it.object
 		before, seen := last[it.key]
 		switch {
 		case !seen:
-			events = append(events, watchEvent{"ADDED", b})
-		case !bytes.Equal(before, b):
-			events = append(events, watchEvent{"MODIFIED", b})
+			events = append(events, watchEvent{"ADDED", it.object})
+		case !bytes.Equal(before, it.object):
+			events = append(events, watchEvent{"MODIFIED", it.object})
 		}
 	}
 	var gone []string
@@ -133,5 +127,5 @@ func watchDiff(last map[string][]byte, items []watchItem) ([]watchEvent, map[str
 	for _, k := range gone {
 		events = append(events, watchEvent{"DELETED", last[k]})
 	}
-	return events, now, nil
+	return events, now
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestWatchDiffSendsWhatChanged(t *testing.T) {
 	items := func(kv ...string) []watchItem {
 		var out []watchItem
 		for i := 0; i < len(kv); i += 2 {
-			out = append(out, watchItem{key: kv[i], object: kv[i+1]})
+			out = append(out, watchItem{key: kv[i], object: json.RawMessage(strconv.Quote(kv[i+1]))})
 		}
 		return out
 	}
@@ -27,14 +28,14 @@ func TestWatchDiffSendsWhatChanged(t *testing.T) {
 		}
 		return strings.Join(s, ", ")
 	}
-	events, last, _ := watchDiff(nil, items("a", "1", "b", "2"))
+	events, last := watchDiff(nil, items("a", "1", "b", "2"))
 	if got := show(events); got != `ADDED "1", ADDED "2"` {
 		t.Errorf("first: %s", got)
 	}
-	if events, last, _ = watchDiff(last, items("a", "1", "b", "2")); len(events) != 0 {
+	if events, last = watchDiff(last, items("a", "1", "b", "2")); len(events) != 0 {
 		t.Errorf("no change: %s", show(events))
 	}
-	events, _, _ = watchDiff(last, items("b", "3", "c", "4"))
+	events, _ = watchDiff(last, items("b", "3", "c", "4"))
 	if got := show(events); got != `MODIFIED "3", ADDED "4", DELETED "1"` {
 		t.Errorf("changes: %s", got)
 	}
