@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net"
@@ -215,6 +216,48 @@ func TestRestartKeepsWorkflows(t *testing.T) {
 	cmd.Env = append(os.Environ(), envDescribeDir+"="+dir, envDescribeID+"="+id)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestDescribeInNewProcess") {
 		t.Fatalf("describe in a new process: %v\n%s", err, out)
+	}
+}
+
+// The visibility database keeps the indexes of what the Web UI and
+// svcbridge filter by and drops the 37 of attributes nothing here sets;
+// a query on one of those still answers.
+func TestVisibilityDropsUnusedIndexes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := start(t, Options{DataDir: dir, UIPort: -1})
+	runGreet(t, s, "indexes-1")
+	c := dial(t, s)
+	waitCount(t, c, s.Namespace(), serviceNameAttr+" = '"+serviceName+"' AND ExecutionStatus = 'Completed'", 1)
+	waitCount(t, c, s.Namespace(), "HistoryLength > 0 AND TemporalSchedulePaused IS NULL", 1)
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, visibilityFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions_visibility'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	indexes := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes[name] = true
+	}
+	for _, gone := range unusedVisibilityIndexes {
+		if indexes[gone] {
+			t.Errorf("index %s is still there", gone)
+		}
+	}
+	for _, kept := range []string{"default_idx", "by_workflow_id", "by_workflow_type", "by_status", "by_keyword_01", "by_keyword_10"} {
+		if !indexes[kept] {
+			t.Errorf("index %s was dropped", kept)
+		}
 	}
 }
 
