@@ -73,7 +73,9 @@ was answered, while one reader reads GET /api/v3/services?limit=500 every
 50 ms; the fill ends when every service it created is ready (or failed):
 the server's svcbridge_services{status="pending"} gauge is read every
 max(--poll, 100ms) and the services listed once it is 0; or after
---ready-timeout with the rest counted pending. Then, on the system at rest: --reads each of GET
+--ready-timeout with the rest counted pending. Then, once the server is at rest
+(its process_cpu_seconds_total grew by less than a fifth of a core over a
+second; at most 30 s, "rest_wait_s" in the line): --reads each of GET
 /api/v3/services?limit=500, of the whole list, of the hub's router document
 (GET /api/v3/agents/{hub}/router: 200, then with If-None-Match: <its ETag>,
 which should be 304), and the server's RSS (process_resident_memory_bytes of
@@ -86,7 +88,7 @@ of fill), "post_rate_per_s" (POSTs answered per second), "post_p50_ms",
 "post_p99_ms", "gets", "get_p50_ms", "get_p99_ms" (the reader's, during the
 fill), "pending", "workflow_task_p999_ms" (the server's worker: the slowest
 workflow type's p99.9 workflow task time, from its /metrics after the fill;
-Temporal times a task out at 10 s), "samples", "create_ready_p50_ms", "create_ready_p90_ms",
+Temporal times a task out at 10 s), "rest_wait_s", "samples", "create_ready_p50_ms", "create_ready_p90_ms",
 "list500_p50_ms", "list_all_p50_ms", "list_all_kb", "hub_agent",
 "hub_doc_ms", "hub_doc_kb", "hub_doc_304_ms", "hub_304", "hub_note" (why a
 hub figure is missing, e.g. no hub agent), "rss_mb" (MiB), "rss_from"

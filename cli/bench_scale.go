@@ -47,7 +47,9 @@ type ScaleStep struct {
 	// not expose it (an api without a worker).
 	WorkflowTaskP999 float64 `json:"workflow_task_p999_ms"`
 
-	// At rest.
+	// At rest: RestWaitS is how long the server took to come to rest
+	// after the fill (see waitAtRest).
+	RestWaitS      float64 `json:"rest_wait_s"`
 	Samples        int     `json:"samples"`
 	CreateReadyP50 float64 `json:"create_ready_p50_ms"`
 	CreateReadyP90 float64 `json:"create_ready_p90_ms"`
@@ -115,6 +117,7 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 		if ctx.Err() != nil {
 			return bad, ctx.Err()
 		}
+		r.RestWaitS = round(b.waitAtRest(ctx).Seconds(), 1)
 		b.scaleReads(ctx, &r, hub)
 		if r.Services > 0 {
 			present = r.Services
@@ -319,6 +322,38 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 		case <-time.After(interval):
 		}
 	}
+}
+
+// The server is at rest once it used less than restCPU of a core over
+// restWindow; waitAtRest waits at most restWait for that.
+var (
+	restCPU    = 0.2
+	restWindow = time.Second
+	restWait   = 30 * time.Second
+)
+
+// waitAtRest waits until the server is at rest (process_cpu_seconds_total of
+// its /metrics), at most restWait, and returns how long it waited: a fill
+// leaves the server work for seconds after its last service is ready
+// (Temporal times each workflow task out 10 s after it started, and
+// reloads the workflow to see it finished), which the reads at rest are
+// not meant to measure. It does not wait when /metrics does not say.
+func (b *bench) waitAtRest(ctx context.Context) time.Duration {
+	start := time.Now()
+	last, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
+	for ok && time.Since(start) < restWait {
+		select {
+		case <-ctx.Done():
+			return time.Since(start)
+		case <-time.After(restWindow):
+		}
+		var now float64
+		if now, ok = b.serverMetric(ctx, "process_cpu_seconds_total"); ok && now-last < restCPU*restWindow.Seconds() {
+			break
+		}
+		last = now
+	}
+	return time.Since(start)
 }
 
 // scaleReads measures the system at rest: the lists, the hub's router

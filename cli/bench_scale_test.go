@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -18,12 +19,15 @@ import (
 
 // scaleFake is a small API: services are ready 5 ms after their create,
 // the hub's router document lists their listeners with an ETag, and
-// /metrics reports 100 MiB.
+// /metrics reports 100 MiB, and a second of CPU more at each of its
+// next busy scrapes.
 type scaleFake struct {
 	mu       sync.Mutex
 	services map[string]time.Time // name -> created
 	posts    int
 	noHub    bool
+	cpu      float64
+	busy     int
 }
 
 func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +51,11 @@ func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case r.Method == "GET" && path == "/metrics":
+		if f.busy > 0 {
+			f.cpu, f.busy = f.cpu+1, f.busy-1
+		}
 		w.Write([]byte("# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 1.048576e+08\n"))
+		fmt.Fprintf(w, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\n", f.cpu)
 	case r.Method == "GET" && path == "/api/v3/agents":
 		if f.noHub {
 			w.Write([]byte(`[]`))
@@ -133,7 +141,10 @@ func runBenchCmd(t *testing.T, args ...string) (code int, stdout, stderr string)
 // The scale scenario prints step 0 (the system as it is) and one line per
 // step, fills up to --n, and deletes what it created from a --server.
 func TestCLIBenchScaleSteps(t *testing.T) {
-	f := &scaleFake{services: map[string]time.Time{"theirs": time.Now().Add(-time.Hour)}}
+	defer func(w time.Duration) { restWindow = w }(restWindow)
+	restWindow = 200 * time.Millisecond
+	// The server is busy for the first two scrapes: step 0 waits for it.
+	f := &scaleFake{services: map[string]time.Time{"theirs": time.Now().Add(-time.Hour)}, busy: 2}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	code, stdout, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "scale", "--n", "41", "--steps", "2", "--samples", "3", "--reads", "2")
@@ -165,6 +176,11 @@ func TestCLIBenchScaleSteps(t *testing.T) {
 		if fill := r.Filled > 0; fill != (r.FillRate > 0) || fill != (r.PostRate > 0) || fill != (r.Gets > 0) || fill != (r.FillS > 0) || r.GetP99 < r.GetP50 || r.PostP99 < r.PostP50 {
 			t.Errorf("line %d, fill figures: %s", i, line)
 		}
+	}
+	var first ScaleStep
+	json.Unmarshal([]byte(lines[0]), &first)
+	if first.RestWaitS < 0.4 || f.busy != 0 {
+		t.Errorf("step 0 read after %.1f s, with %d busy scrapes left; want it to wait 2 windows of 0.2 s for the server to rest", first.RestWaitS, f.busy)
 	}
 	if f.posts != 16+18+3*3 {
 		t.Errorf("%d creates, want %d", f.posts, 16+18+3*3)
