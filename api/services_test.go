@@ -1211,8 +1211,8 @@ func TestServiceBodyLimitIsOneMiB(t *testing.T) {
 	})
 }
 
-// hangingReconciler holds ServiceChanged (and ServiceCreated) until released or until its
-// context ends, and reports which came first.
+// hangingReconciler holds ServiceChanged (and ServiceCreated) until
+// released or until its context ends, and reports which came first.
 type hangingReconciler struct {
 	recordingReconciler
 	entered  chan struct{}

@@ -158,12 +158,16 @@ func TestCLIBenchScaleSteps(t *testing.T) {
 	// One service was there: step 0 measures 1, step 1 fills up to
 	// 20 (the 3 samples of step 0 count), step 2 up to 41.
 	want := []struct{ target, services, filled int }{{0, 1, 0}, {20, 20, 16}, {41, 41, 18}}
+	var first ScaleStep
 	for i, line := range lines {
 		var r ScaleStep
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
 			t.Fatalf("line %d %s: %v", i, line, err)
+		}
+		if i == 0 {
+			first = r
 		}
 		w := want[i]
 		if r.Scenario != "scale" || r.Step != i || r.Target != w.target || r.Services != w.services || r.Filled != w.filled ||
@@ -177,8 +181,6 @@ func TestCLIBenchScaleSteps(t *testing.T) {
 			t.Errorf("line %d, fill figures: %s", i, line)
 		}
 	}
-	var first ScaleStep
-	json.Unmarshal([]byte(lines[0]), &first)
 	if first.RestWaitS < 0.4 || f.busy != 0 {
 		t.Errorf("step 0 read after %.1f s, with %d busy scrapes left; want it to wait 2 windows of 0.2 s for the server to rest", first.RestWaitS, f.busy)
 	}
