@@ -87,8 +87,9 @@ type Server struct {
 }
 
 // concurrentCreates is how many service creates one API process runs at
-// once: they serialize on the bridge-port allocation anyway, and a few in
-// flight overlap their reads and commits.
+// once (each claims its own bridge port, so they run side by side): a
+// burst of creates leaves the pool's other connections to reads and
+// reconciles.
 const concurrentCreates = 4
 
 // New returns the API's http.Handler.

@@ -214,10 +214,10 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	}
 	var svc service.Service
 	var preview []wire.DistributionEntry
-	// Creates take the bridge-port allocation's lock in turn: the rest
-	// wait here, not in transactions holding connections that reads and
-	// the reconciles need. The slot is the transaction's only: starting
-	// the workflow after it waits on Temporal, not on the allocation.
+	// Creates beyond the slots wait here, not in transactions holding
+	// connections that reads and the reconciles need. The slot is the
+	// transaction's only: starting the workflow after it waits on
+	// Temporal, not on other creates.
 	err := s.createSlot(func() error {
 		return s.inTx(c, func(tx *store.Tx) error {
 			// From spec on every attempt: a retried transaction must not start

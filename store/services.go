@@ -135,46 +135,106 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 // PortRange is an inclusive range of bridge ports.
 type PortRange struct{ First, Last int }
 
-// AllocateBridgePort returns the first free port of ports. The unique
-// index on bridge_port is what makes ports unique; on PostgreSQL an advisory
-// lock also queues concurrent allocations so they do not collide and retry.
+// Advisory lock keys of the bridge-port allocation (one-key form).
+const (
+	// floorLock guards the floor: a create raises it only when no other
+	// transaction holds it, a delete lowers it waiting for it.
+	floorLock = 7366725
+	// portLockBase+port claims a port until its transaction ends.
+	portLockBase = floorLock << 32
+)
+
+// AllocateBridgePort returns the first free port of ports that no
+// transaction in flight has claimed. The unique index on bridge_port is
+// what makes ports unique. On PostgreSQL creates do not queue behind each
+// other: each claims its port with an advisory lock (one in flight skips to
+// the next port), so their transactions run and commit side by side.
 // The search starts at the stored floor (every port below it is taken), so
 // it reads the services above it only. Call it in the transaction that
 // inserts the service.
 func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, error) {
-	if t.dialect == Postgres {
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(7366725)`); err != nil {
-			return 0, err
-		}
-	}
-	var floors []struct {
-		First int `db:"first_port"`
-		Floor int `db:"floor"`
-	}
-	if err := t.sel(ctx, &floors, `SELECT first_port, floor FROM bridge_port_floor WHERE id = 1`+t.forUpdate()); err != nil {
-		return 0, err
-	}
-	from := ports.First
-	if len(floors) == 1 && floors[0].First == ports.First { // a floor of another range says nothing of this one
-		from = max(from, floors[0].Floor)
-	}
-	var port []int
-	err := t.sel(ctx, &port, `SELECT p FROM (
-			SELECT CAST(? AS INTEGER) AS p WHERE ? <= ? AND NOT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)
-			UNION ALL
-			SELECT s.bridge_port + 1 FROM services s
-			WHERE s.bridge_port >= ? AND s.bridge_port < ?
-			  AND NOT EXISTS (SELECT 1 FROM services n WHERE n.bridge_port = s.bridge_port + 1)
-		) free ORDER BY p LIMIT 1`, from, from, ports.Last, from, from, ports.Last)
+	from, err := t.raiseBridgePortFloor(ctx, ports)
 	if err != nil {
 		return 0, err
 	}
-	if len(port) == 0 {
-		return 0, ErrNoBridgePort
+	for {
+		var free []struct {
+			Port    int  `db:"p"`
+			Claimed bool `db:"claimed"`
+		}
+		claim, args := "1 = 1", firstFreePortArgs(from, ports.Last) // SQLite: one writer at a time, nothing in flight
+		if t.dialect == Postgres {
+			claim, args = "pg_try_advisory_xact_lock(CAST(? AS BIGINT) + p)", append([]any{portLockBase}, args...)
+		}
+		// The claim is tried on the first free port only (LIMIT before it).
+		if err := t.sel(ctx, &free, `SELECT p, `+claim+` AS claimed FROM (`+firstFreePort+`) f`, args...); err != nil {
+			return 0, err
+		}
+		if len(free) == 0 {
+			return 0, ErrNoBridgePort
+		}
+		port := free[0].Port
+		if free[0].Claimed {
+			// The search read the services before the claim: a
+			// transaction that held the port may have committed it since.
+			var taken bool
+			if err := t.get(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)`, port); err != nil || !taken {
+				return port, err
+			}
+		}
+		from = port + 1
 	}
-	_, err = t.exec(ctx, `INSERT INTO bridge_port_floor (id, first_port, floor) VALUES (1, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET first_port = excluded.first_port, floor = excluded.floor`, ports.First, port[0]+1)
-	return port[0], err
+}
+
+// firstFreePort finds the first port from a floor up to the range's last
+// that no committed service holds (args: firstFreePortArgs), ordered and
+// limited before any claim on it is tried.
+const firstFreePort = `SELECT p FROM (
+		SELECT CAST(? AS INTEGER) AS p WHERE ? <= ? AND NOT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)
+		UNION ALL
+		SELECT s.bridge_port + 1 FROM services s
+		WHERE s.bridge_port >= ? AND s.bridge_port < ?
+		  AND NOT EXISTS (SELECT 1 FROM services n WHERE n.bridge_port = s.bridge_port + 1)
+	) free ORDER BY p LIMIT 1`
+
+func firstFreePortArgs(from, last int) []any {
+	return []any{from, from, last, from, from, last}
+}
+
+// raiseBridgePortFloor returns where the search for a free port starts,
+// raising the stored floor to the first free port first when no other
+// transaction holds the floor (on PostgreSQL: when another does, it raises
+// it, and this search starts from the floor as it was). The first free
+// port is read after the floor's lock is held, so a delete that lowered
+// the floor before is seen, and one that lowers it after comes later.
+func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange) (int, error) {
+	mine := "1"
+	args := []any{}
+	if t.dialect == Postgres {
+		mine, args = "pg_try_advisory_xact_lock(?)", []any{floorLock}
+	}
+	var floors []struct {
+		Mine  bool `db:"mine"`
+		First *int `db:"first_port"`
+		Floor *int `db:"floor"`
+	}
+	if err := t.sel(ctx, &floors, `SELECT m.mine, f.first_port, f.floor FROM (SELECT `+mine+` AS mine) m
+		LEFT JOIN bridge_port_floor f ON f.id = 1`, args...); err != nil {
+		return 0, err
+	}
+	from := ports.First
+	if f := floors[0]; f.First != nil && *f.First == ports.First { // a floor of another range says nothing of this one
+		from = max(from, *f.Floor)
+	}
+	if !floors[0].Mine {
+		return from, nil
+	}
+	// No free port: the floor passes the range's end.
+	err := t.get(ctx, &from, `INSERT INTO bridge_port_floor (id, first_port, floor)
+		VALUES (1, ?, COALESCE((`+firstFreePort+`), ?))
+		ON CONFLICT (id) DO UPDATE SET first_port = excluded.first_port, floor = excluded.floor
+		RETURNING floor`, append(append([]any{ports.First}, firstFreePortArgs(from, ports.Last)...), ports.Last+1)...)
+	return from, err
 }
 
 // InsertService stores a new service as pending, with its tags, and sets
@@ -272,6 +332,11 @@ func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) err
 		return ErrNotFound
 	}
 	// The freed port is the first free one again if it is below the floor.
+	if t.dialect == Postgres {
+		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, floorLock); err != nil {
+			return err
+		}
+	}
 	if _, err := t.exec(ctx, `UPDATE bridge_port_floor SET floor = ? WHERE id = 1 AND floor > ?`, ports[0], ports[0]); err != nil {
 		return err
 	}

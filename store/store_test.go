@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
@@ -374,6 +375,98 @@ func TestAllocateBridgePortConcurrently(t *testing.T) {
 			t.Fatalf("%d services stored, want %d", len(got), n)
 		}
 	})
+}
+
+// TestBridgePortAllocationsDoNotQueue: on PostgreSQL a create whose
+// transaction is still open does not hold up the next one, which takes the
+// next port at once; the first port, rolled back, is free again, and a
+// port freed while a create holds the floor is found after it commits.
+func TestBridgePortAllocationsDoNotQueue(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ports := store.PortRange{First: 20000, Last: 20009}
+	errRollback := errors.New("rolled back")
+	// alloc allocates and inserts name in one transaction; hold, when
+	// set, runs before it ends and says how (errRollback: rolled back).
+	alloc := func(ctx context.Context, name string, hold func(port int) error) (int, error) {
+		var port int
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if port, err = tx.AllocateBridgePort(ctx, ports); err != nil {
+				return err
+			}
+			if err := tx.InsertService(ctx, externalService(name, port)); err != nil || hold == nil {
+				return err
+			}
+			return hold(port)
+		})
+		return port, err
+	}
+	// holdOpen allocates for name in a transaction left open until end,
+	// which ends it (committed, or rolled back with rollback) and waits.
+	holdOpen := func(name string, rollback bool) (port int, end func() error) {
+		held, release, done := make(chan int), make(chan struct{}), make(chan error, 1)
+		go func() {
+			_, err := alloc(context.Background(), name, func(port int) error {
+				held <- port
+				<-release
+				if rollback {
+					return errRollback
+				}
+				return nil
+			})
+			done <- err
+		}()
+		select {
+		case port = <-held:
+		case err := <-done:
+			t.Fatalf("allocation for %s: %v", name, err)
+		}
+		return port, func() error { close(release); return <-done }
+	}
+	// quick allocates within a deadline: one queued behind an open
+	// transaction would fail.
+	quick := func(name string) int {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		port, err := alloc(ctx, name, nil)
+		if err != nil {
+			t.Fatalf("allocation for %s beside an open one: %v", name, err)
+		}
+		return port
+	}
+
+	first, end := holdOpen("rolled-back", true)
+	if got := quick("beside"); first != 20000 || got != 20001 {
+		t.Fatalf("allocations = %d, then %d beside it; want 20000, 20001", first, got)
+	}
+	if err := end(); !errors.Is(err, errRollback) {
+		t.Fatalf("ending the open transaction: %v", err)
+	}
+	if got := quick("again"); got != 20000 {
+		t.Fatalf("allocation after a rollback = %d, want its port 20000", got)
+	}
+
+	// A delete lowers the floor after the create holding it commits.
+	held, end := holdOpen("holding", false)
+	deleted := make(chan error, 1)
+	go func() {
+		deleted <- inTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, "beside", false) })
+	}()
+	select {
+	case err := <-deleted:
+		t.Fatalf("the delete did not wait for the create holding the floor: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := end(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	if got := quick("freed"); held != 20002 || got != 20001 {
+		t.Fatalf("allocations = %d, then %d after 20001 was freed; want 20002, 20001", held, got)
+	}
 }
 
 // TestDeadlockedTransactionsAreRetried makes two transactions lock two
