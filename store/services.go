@@ -239,8 +239,7 @@ func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange) (int, er
 
 // InsertService stores a new service as pending, with its tags, and sets
 // s to what was stored (timestamps as the database rounds them, tags a
-// list), as GetService would read it: a create reads nothing back while it
-// holds the bridge-port lock.
+// list), as GetService would read it: a create reads nothing back.
 func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 	s.CreatedAt, s.UpdatedAt = now(), now()
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil

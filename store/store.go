@@ -159,8 +159,7 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 
 // oneRoundTrip turns on lib/pq's binary_parameters unless the URL sets it:
 // a statement with arguments then costs one round trip (parse, bind and
-// execute sent at once) instead of two (prepare, then execute), which
-// halves the time a create holds the bridge-port lock. Only []byte
+// execute sent at once) instead of two (prepare, then execute). Only []byte
 // arguments change encoding, and svcbridge sends none.
 func oneRoundTrip(dsn string) string {
 	u, err := neturl.Parse(dsn)
