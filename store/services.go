@@ -157,17 +157,19 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 	if err != nil {
 		return 0, err
 	}
+	// The claim is tried on the first free port only (LIMIT before it).
+	// SQLite runs one writer at a time: nothing is in flight to claim from.
+	claim, lockBase := "1 = 1", []any{}
+	if t.dialect == Postgres {
+		claim, lockBase = "pg_try_advisory_xact_lock(CAST(? AS BIGINT) + p)", []any{portLockBase}
+	}
+	query := `SELECT p, ` + claim + ` AS claimed FROM (` + firstFreePort + `) f`
 	for {
 		var free []struct {
 			Port    int  `db:"p"`
 			Claimed bool `db:"claimed"`
 		}
-		claim, args := "1 = 1", firstFreePortArgs(from, ports.Last) // SQLite: one writer at a time, nothing in flight
-		if t.dialect == Postgres {
-			claim, args = "pg_try_advisory_xact_lock(CAST(? AS BIGINT) + p)", append([]any{portLockBase}, args...)
-		}
-		// The claim is tried on the first free port only (LIMIT before it).
-		if err := t.sel(ctx, &free, `SELECT p, `+claim+` AS claimed FROM (`+firstFreePort+`) f`, args...); err != nil {
+		if err := t.sel(ctx, &free, query, append(lockBase, firstFreePortArgs(from, ports.Last)...)...); err != nil {
 			return 0, err
 		}
 		if len(free) == 0 {
@@ -175,6 +177,9 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 		}
 		port := free[0].Port
 		if free[0].Claimed {
+			if t.dialect != Postgres {
+				return port, nil // what the search read is what is committed
+			}
 			// The search read the services before the claim: a
 			// transaction that held the port may have committed it since.
 			var taken bool
