@@ -201,7 +201,7 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 			if err != nil {
 				return err
 			}
-			return tx.SetRouterObjects(ctx, uuid, nil, nil, have)
+			return tx.WriteRouter(ctx, uuid, store.RouterWrite{Drop: have})
 		}
 		if err != nil {
 			return err
@@ -233,15 +233,6 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 		if plan.BaseChanged && only != "" {
 			return errWholeRouter
 		}
-		switch {
-		case plan.BaseChanged:
-			err = tx.WriteRouterConfig(ctx, uuid, plan.Base)
-		case plan.Changed():
-			err = tx.RouterChanged(ctx, uuid)
-		}
-		if err != nil {
-			return err
-		}
 		if plan.Changed() || plan.BaseChanged {
 			metrics.RouterWrites.WithLabelValues("agent").Inc()
 			res.Changes = describe(plan)
@@ -252,7 +243,11 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 			}
 		}
 		res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
-		return tx.SetRouterObjects(ctx, uuid, plan.Write, plan.Rewritten, plan.Delete)
+		w := store.RouterWrite{Write: plan.Write, Rewritten: plan.Rewritten, Drop: plan.Delete, Changed: plan.Changed()}
+		if plan.BaseChanged {
+			w.Base = plan.Base
+		}
+		return tx.WriteRouter(ctx, uuid, w)
 	})
 	return res, err
 }

@@ -291,11 +291,11 @@ func TestObjectsMoveOutOfADocumentFromBeforeRows(t *testing.T) {
 					`"tcpListeners":{"web-listener":{"name":"web-listener","port":"10024","address":"web"}}},"x":1}`
 				var entries []store.Entry
 				f.tx(func(ctx context.Context, tx *store.Tx) (err error) {
-					if err := tx.WriteRouterConfig(ctx, f.hub.UUID, []byte(legacy)); err != nil {
+					if err := tx.WriteRouter(ctx, f.hub.UUID, store.RouterWrite{Base: []byte(legacy)}); err != nil {
 						return err
 					}
 					held := []routerconfig.Held{{Kind: store.KindListener, Service: "web"}, {Kind: store.KindConnector, Service: "web"}}
-					if err := tx.SetRouterObjects(ctx, f.hub.UUID, held, map[string]bool{"listener/web": true, "connector/web": true}, nil); err != nil {
+					if err := tx.WriteRouter(ctx, f.hub.UUID, store.RouterWrite{Write: held, Rewritten: map[string]bool{"listener/web": true, "connector/web": true}}); err != nil {
 						return err
 					}
 					entries, err = tx.AgentEntries(ctx, f.hub.UUID)
@@ -484,7 +484,7 @@ func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
 				t.Fatalf("web is %s", s.ProvisioningStatus)
 			}
 			f.tx(func(ctx context.Context, tx *store.Tx) error {
-				return tx.WriteRouterConfig(ctx, f.hub.UUID, []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{"stray-listener":{"name":"stray-listener"}}}}`))
+				return tx.WriteRouter(ctx, f.hub.UUID, store.RouterWrite{Base: []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{"stray-listener":{"name":"stray-listener"}}}}`)})
 			})
 			before = repairs()
 			drift()

@@ -23,7 +23,7 @@ func writeListeners(t *testing.T, st *store.Store, agentUUID string, services []
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteRouterConfig(ctx, agentUUID, cfg); err != nil {
+		if err := tx.WriteRouter(ctx, agentUUID, store.RouterWrite{Base: cfg}); err != nil {
 			return err
 		}
 		have, err := tx.RouterObjects(ctx, agentUUID, "")
@@ -41,7 +41,7 @@ func writeListeners(t *testing.T, st *store.Store, agentUUID string, services []
 				drop = append(drop, h)
 			}
 		}
-		return tx.SetRouterObjects(ctx, agentUUID, write, changed, drop)
+		return tx.WriteRouter(ctx, agentUUID, store.RouterWrite{Write: write, Rewritten: changed, Drop: drop})
 	})
 	if err != nil {
 		t.Fatalf("write listeners of %s: %v", agentUUID, err)

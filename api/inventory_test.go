@@ -106,7 +106,7 @@ func snapshot(t *testing.T, st *store.Store) string {
 func writeRouterConfig(t *testing.T, st *store.Store, agentUUID, cfg string) {
 	t.Helper()
 	err := st.InTx(context.Background(), func(tx *store.Tx) error {
-		return tx.WriteRouterConfig(context.Background(), agentUUID, []byte(cfg))
+		return tx.WriteRouter(context.Background(), agentUUID, store.RouterWrite{Base: []byte(cfg)})
 	})
 	if err != nil {
 		t.Fatalf("write router config: %v", err)

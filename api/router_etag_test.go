@@ -41,7 +41,7 @@ func TestRouterDocumentETag(t *testing.T) {
 		// A changed document has another tag: the old one gets it whole.
 		old := own().Header.Get("ETag")
 		err := st.InTx(context.Background(), func(tx *store.Tx) error {
-			return tx.WriteRouterConfig(context.Background(), fog.UUID, []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}`))
+			return tx.WriteRouter(context.Background(), fog.UUID, store.RouterWrite{Base: []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}`)})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -130,13 +130,13 @@ func TestStoreGauges(t *testing.T) {
 				}
 				// A deleted service whose listener is still on the hub.
 				gone := routerconfig.Held{Kind: store.KindListener, Service: "gone"}
-				if err := tx.SetRouterObjects(ctx, "a-1", []routerconfig.Held{gone}, map[string]bool{"listener/gone": true}, nil); err != nil {
+				if err := tx.WriteRouter(ctx, "a-1", store.RouterWrite{Write: []routerconfig.Held{gone}, Rewritten: map[string]bool{"listener/gone": true}}); err != nil {
 					return err
 				}
 				if err := tx.DeleteService(ctx, "gone", false); err != nil {
 					return err
 				}
-				return tx.WriteRouterConfig(ctx, "a-1", []byte(`[]`))
+				return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Base: []byte(`[]`)})
 			})
 			check("after changes", map[string]float64{"svcbridge_services,ready": 1, "svcbridge_services,pending": 1,
 				"svcbridge_services,failed": 2, "svcbridge_services,deleting": 1, "svcbridge_agents_unacknowledged": 1})

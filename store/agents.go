@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"svcbridge/inventory"
@@ -93,7 +94,7 @@ func (t *Tx) fillAgents(ctx context.Context, agents []inventory.Agent) error {
 		{`SELECT agent_uuid, upstream_uuid AS value FROM agent_upstreams WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`,
 			func(a *inventory.Agent, v string) { a.UpstreamRouters = append(a.UpstreamRouters, v) }},
 	} {
-		for _, chunk := range chunks(uuids, 500) {
+		for chunk := range slices.Chunk(uuids, 500) {
 			query, args, err := t.in(q.query, chunk)
 			if err != nil {
 				return err
@@ -108,19 +109,6 @@ func (t *Tx) fillAgents(ctx context.Context, agents []inventory.Agent) error {
 		}
 	}
 	return nil
-}
-
-// chunks splits s so IN lists stay under the drivers' parameter limits.
-func chunks(s []string, n int) [][]string {
-	var out [][]string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if len(s) > 0 {
-		out = append(out, s)
-	}
-	return out
 }
 
 // CreateAgent inserts an agent with the hash of its credential; one with a
@@ -190,7 +178,8 @@ func (t *Tx) syncRouterPresence(ctx context.Context, a inventory.Agent) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	return t.flagChange(ctx, a.UUID)
+	_, err = t.flagChange(ctx, a.UUID)
+	return err
 }
 
 // AgentReferences says what still refers to an agent, for a clear refusal

@@ -37,7 +37,7 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 				if err := tx.InsertService(ctx, externalService(name, 20000+i)); err != nil {
 					return err
 				}
-				if err := tx.SetRouterObjects(ctx, "a-1", listener(name), nil, nil); err != nil {
+				if err := tx.WriteRouter(ctx, "a-1", store.RouterWrite{Write: listener(name)}); err != nil {
 					return err
 				}
 			}
@@ -47,7 +47,7 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 			if err := tx.DeleteService(ctx, "in-cluster", true); err != nil {
 				return err
 			}
-			return tx.SetRouterObjects(ctx, "a-1", nil, nil, listener("in-cluster"))
+			return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Drop: listener("in-cluster")})
 		})
 		deleting := func() []string {
 			var names []string
@@ -64,7 +64,7 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 			if err := tx.ClearDeletion(ctx, "in-cluster"); err != nil {
 				return err
 			}
-			return tx.SetRouterObjects(ctx, "a-1", nil, nil, listener("on-router"))
+			return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Drop: listener("on-router")})
 		})
 		if got := deleting(); len(got) != 0 {
 			t.Fatalf("deleting %v after the objects went, want none", got)
@@ -77,7 +77,7 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 			if err := tx.InsertService(ctx, externalService("on-router", 20010)); err != nil {
 				return err
 			}
-			return tx.SetRouterObjects(ctx, "a-1", listener("on-router"), nil, nil)
+			return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Write: listener("on-router")})
 		})
 		if got := deleting(); len(got) != 0 {
 			t.Fatalf("deleting %v with the service made again, want none", got)
@@ -103,7 +103,7 @@ func TestUnsettledAmong(t *testing.T) {
 			if _, err := tx.SetServiceStatus(ctx, "ready", 1, 0, service.StatusReady, nil, nil, false); err != nil {
 				return err
 			}
-			if err := tx.SetRouterObjects(ctx, "a-1", listener("deleted"), nil, nil); err != nil {
+			if err := tx.WriteRouter(ctx, "a-1", store.RouterWrite{Write: listener("deleted")}); err != nil {
 				return err
 			}
 			if err := tx.DeleteService(ctx, "deleted", false); err != nil {

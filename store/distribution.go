@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -126,7 +127,7 @@ func (t *Tx) AgentsSelectedBy(ctx context.Context, tags []string) ([]SelectedAge
 // tags it carries.
 func (t *Tx) ServicesWithTags(ctx context.Context, tags []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	for _, chunk := range chunks(tags, 500) {
+	for chunk := range slices.Chunk(tags, 500) {
 		query, args, err := t.in(`SELECT service_name, tag FROM service_tags WHERE tag IN (?)`, chunk)
 		if err != nil {
 			return nil, err

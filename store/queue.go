@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,7 +17,7 @@ type QueuedAgent struct {
 // queued coalesces with it: seq moves on and any lease ends, so a
 // reconcile running now does not clear the newer mark.
 func (t *Tx) QueueAgents(ctx context.Context, uuids []string) error {
-	for _, chunk := range chunks(uuids, 500) {
+	for chunk := range slices.Chunk(uuids, 500) {
 		args := make([]any, len(chunk))
 		for i, u := range chunk {
 			args[i] = u

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"svcbridge/routerconfig"
@@ -52,32 +54,6 @@ func (t *Tx) ShareRouterConfig(ctx context.Context, agentUUID, service string) (
 	return []byte(cfg), err
 }
 
-// WriteRouterConfig stores a new base router document and raises the
-// agent's microserviceConfig flag in the same transaction.
-func (t *Tx) WriteRouterConfig(ctx context.Context, agentUUID string, cfg []byte) error {
-	n, err := t.exec(ctx, `UPDATE router_configs SET config = ? WHERE agent_uuid = ?`, string(cfg), agentUUID)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return t.RouterChanged(ctx, agentUUID)
-}
-
-// RouterChanged records that the document an agent pulls changed: a new
-// version (its ETag) and the raised microserviceConfig flag.
-func (t *Tx) RouterChanged(ctx context.Context, agentUUID string) error {
-	n, err := t.exec(ctx, `UPDATE router_configs SET version = version + 1, updated_at = ? WHERE agent_uuid = ?`, now(), agentUUID)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return t.flagChange(ctx, agentUUID)
-}
-
 // RouterVersion names the content of an agent's router document: it
 // changes whenever the document does, and costs one row to read.
 func (t *Tx) RouterVersion(ctx context.Context, agentUUID string) (string, error) {
@@ -98,13 +74,16 @@ func (t *Tx) RouterObjects(ctx context.Context, agentUUID, service string) ([]ro
 		Service string  `db:"service_name"`
 		Object  *string `db:"object"`
 	}
-	query, args := `SELECT kind, service_name, object FROM router_entries WHERE agent_uuid = ?`, []any{agentUUID}
+	const cols = `SELECT kind, service_name, object FROM router_entries WHERE agent_uuid = ?`
+	query, args := cols+` ORDER BY kind, service_name`, []any{agentUUID}
 	if service != "" {
-		// Both kinds named, so that the key's index finds the two rows
-		// instead of reading every entry of the router.
-		query, args = query+` AND kind IN (?, ?) AND service_name = ?`, append(args, KindListener, KindConnector, service)
+		// Two lookups of the whole key: with kind IN (...) PostgreSQL reads
+		// every entry of the router's key range, a cost that grows with
+		// the services the router holds.
+		query = cols + ` AND kind = ? AND service_name = ? UNION ALL ` + cols + ` AND kind = ? AND service_name = ?`
+		args = []any{agentUUID, KindConnector, service, agentUUID, KindListener, service}
 	}
-	if err := t.sel(ctx, &rows, query+` ORDER BY kind, service_name`, args...); err != nil {
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
 	out := make([]routerconfig.Held, len(rows))
@@ -117,52 +96,139 @@ func (t *Tx) RouterObjects(ctx context.Context, agentUUID, service string) ([]ro
 	return out, nil
 }
 
-// SetRouterObjects stores objects on an agent's router and drops others:
-// rows written or deleted one by one. An object in rewritten ("kind/service")
-// was written anew: its written-at time moves and it waits for the agent's
-// acknowledgement again; any other keeps its times.
-func (t *Tx) SetRouterObjects(ctx context.Context, agentUUID string, write []routerconfig.Held, rewritten map[string]bool, drop []routerconfig.Held) error {
-	for _, d := range drop {
+// RouterWrite is what one pass changes on an agent's router.
+type RouterWrite struct {
+	// Base is the new base document; nil leaves it as it is.
+	Base []byte
+	// Write are the objects to store, Drop those to remove (Kind and
+	// Service). An object in Rewritten ("kind/service") is written anew:
+	// its written-at time moves and it waits for the agent's
+	// acknowledgement again; any other keeps its times.
+	Write     []routerconfig.Held
+	Rewritten map[string]bool
+	Drop      []routerconfig.Held
+	// Changed: the document the agent pulls changes (as it does with a
+	// new Base), so it gets a new version, its ETag, and the agent's
+	// microserviceConfig flag is raised.
+	Changed bool
+}
+
+// WriteRouter stores what a pass changes on an agent's router;
+// ErrNotFound when a change finds no router. A change takes the router's
+// row lock, which numbers the agent's changes in commit order, with its
+// last statements but one: passes of other services on the router (a
+// hub during a burst of creates) wait for each other only from there to
+// their commit.
+func (t *Tx) WriteRouter(ctx context.Context, agentUUID string, w RouterWrite) error {
+	for _, d := range w.Drop {
 		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, agentUUID, d.Kind, d.Service); err != nil {
 			return err
 		}
 	}
-	if len(write) == 0 {
-		return nil
+	var seq int64 // the change that makes the writes visible (distribution.go)
+	var err error
+	switch {
+	case w.Changed || w.Base != nil:
+		seq, err = t.routerChanged(ctx, agentUUID, w.Base)
+	case len(w.Write) > 0:
+		seq, err = t.changeSeq(ctx, agentUUID)
 	}
-	ts := now()
-	seq, err := t.changeSeq(ctx, agentUUID) // the change this write made visible (distribution.go)
 	if err != nil {
 		return err
 	}
-	for _, w := range write {
-		var object any
-		if w.JSON != nil {
-			object = string(w.JSON)
+	var rewritten, kept []routerconfig.Held
+	for _, h := range w.Write {
+		if w.Rewritten[h.Kind+"/"+h.Service] {
+			rewritten = append(rewritten, h)
+		} else {
+			kept = append(kept, h)
 		}
-		onConflict := `object = excluded.object`
-		if rewritten[w.Kind+"/"+w.Service] {
-			onConflict += `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`
+	}
+	if err := t.upsertEntries(ctx, agentUUID, seq, rewritten, `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`); err != nil {
+		return err
+	}
+	return t.upsertEntries(ctx, agentUUID, seq, kept, ``)
+}
+
+// entriesPerInsert bounds the rows of one INSERT (six arguments each,
+// within both databases' limits).
+const entriesPerInsert = 500
+
+// upsertEntries stores objects as router entries written now by change
+// seq, a statement per entriesPerInsert; an entry that exists keeps its
+// times unless onConflict sets them.
+func (t *Tx) upsertEntries(ctx context.Context, agentUUID string, seq int64, objects []routerconfig.Held, onConflict string) error {
+	ts := now()
+	for chunk := range slices.Chunk(objects, entriesPerInsert) {
+		var values strings.Builder
+		args := make([]any, 0, 6*len(chunk))
+		for i, h := range chunk {
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			values.WriteString("(?, ?, ?, ?, ?, ?)")
+			var object any
+			if h.JSON != nil {
+				object = string(h.JSON)
+			}
+			args = append(args, agentUUID, h.Kind, h.Service, ts, seq, object)
 		}
-		_, err := t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq, object) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (agent_uuid, kind, service_name) DO UPDATE SET `+onConflict, agentUUID, w.Kind, w.Service, ts, seq, object)
-		if err != nil {
+		if _, err := t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq, object) VALUES `+values.String()+`
+			ON CONFLICT (agent_uuid, kind, service_name) DO UPDATE SET object = excluded.object`+onConflict, args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// flagChange raises microserviceConfig with a lastUpdated strictly greater
+// routerChanged records that the document an agent pulls changed (and
+// stores base unless nil): a new version (its ETag) and the raised
+// microserviceConfig flag. It returns the change's sequence.
+func (t *Tx) routerChanged(ctx context.Context, agentUUID string, base []byte) (int64, error) {
+	var config *string
+	if base != nil {
+		s := string(base)
+		config = &s
+	}
+	const bump = `UPDATE router_configs SET version = version + 1, updated_at = ?, config = COALESCE(?, config) WHERE agent_uuid = ?`
+	if t.dialect == Postgres {
+		// One statement, which also learns the transaction's id for the
+		// commit (see Store.inTx): the row lock it takes is held for one
+		// round trip less each.
+		var r struct {
+			Seq int64 `db:"last_updated"`
+			XID int64 `db:"xid"`
+		}
+		err := t.get(ctx, &r, `WITH bumped AS (`+bump+` RETURNING agent_uuid)
+			INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) SELECT agent_uuid, TRUE, ? FROM bumped
+			`+raiseFlag+` RETURNING last_updated, txid_current() AS xid`, now(), config, agentUUID, time.Now().UnixMilli())
+		t.xid = r.XID
+		return r.Seq, err
+	}
+	n, err := t.exec(ctx, bump, now(), config, agentUUID)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, ErrNotFound
+	}
+	return t.flagChange(ctx, agentUUID)
+}
+
+// raiseFlag raises microserviceConfig with a lastUpdated strictly greater
 // than any the agent has seen, so an acknowledgement of an older change
 // never clears a newer one.
-func (t *Tx) flagChange(ctx context.Context, agentUUID string) error {
-	ts := time.Now().UnixMilli()
-	_, err := t.exec(ctx, `INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) VALUES (?, TRUE, ?)
-		ON CONFLICT (agent_uuid) DO UPDATE SET microservice_config = TRUE,
-			last_updated = CASE WHEN agent_changes.last_updated >= excluded.last_updated
-				THEN agent_changes.last_updated + 1 ELSE excluded.last_updated END`, agentUUID, ts)
-	return err
+const raiseFlag = `ON CONFLICT (agent_uuid) DO UPDATE SET microservice_config = TRUE,
+	last_updated = CASE WHEN agent_changes.last_updated >= excluded.last_updated
+		THEN agent_changes.last_updated + 1 ELSE excluded.last_updated END`
+
+// flagChange raises an agent's microserviceConfig flag (raiseFlag) and
+// returns its new lastUpdated.
+func (t *Tx) flagChange(ctx context.Context, agentUUID string) (int64, error) {
+	var seq int64
+	err := t.get(ctx, &seq, `INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) VALUES (?, TRUE, ?)
+		`+raiseFlag+` RETURNING last_updated`, agentUUID, time.Now().UnixMilli())
+	return seq, err
 }
 
 // Changes is what an agent pulls from /api/v3/agent/config/changes.

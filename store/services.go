@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"svcbridge/service"
@@ -413,7 +414,7 @@ func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]stri
 // a generation no reconcile finished, or deleted with objects left.
 func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
 	var out []string
-	for _, chunk := range chunks(names, 500) {
+	for chunk := range slices.Chunk(names, 500) {
 		q, args, err := t.in(pendingNames+` AND name IN (?)
 			UNION SELECT name FROM (`+deletingNames+`) gone WHERE name IN (?)`, chunk, chunk)
 		if err != nil {

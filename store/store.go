@@ -221,6 +221,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 type Tx struct {
 	tx      *sqlx.Tx
 	dialect string
+	// xid is the PostgreSQL transaction's id when a statement that wrote
+	// learned it (0: not learned), saving inTx a round trip.
+	xid int64
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
@@ -299,7 +302,8 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	if err := fn(&Tx{tx: tx, dialect: s.dialect}); err != nil {
+	t := &Tx{tx: tx, dialect: s.dialect}
+	if err := fn(t); err != nil {
 		// lib/pq can report a connection closed mid-read as the end of the
 		// rows, so fn may have decided on a row it did not see: when the
 		// rollback finds the connection broken, the error is transient.
@@ -311,8 +315,8 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	// The transaction's id, when it wrote, lets commitOutcome learn whether
 	// a commit whose connection broke happened (NULL: it wrote nothing, so
 	// running it again is safe whatever happened).
-	var xid sql.NullInt64
-	if s.dialect == Postgres {
+	xid := sql.NullInt64{Int64: t.xid, Valid: t.xid != 0}
+	if s.dialect == Postgres && !xid.Valid {
 		if err := tx.QueryRowContext(ctx, `SELECT txid_current_if_assigned()`).Scan(&xid); err != nil {
 			tx.Rollback()
 			return mapErr(err)

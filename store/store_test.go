@@ -232,7 +232,7 @@ func TestChangeFlags(t *testing.T) {
 		})
 		// Two writes within the same millisecond still order.
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
-			if err := tx.WriteRouterConfig(ctx, "a-1", []byte(routerconfig.Empty)); err != nil {
+			if err := tx.WriteRouter(ctx, "a-1", store.RouterWrite{Base: []byte(routerconfig.Empty)}); err != nil {
 				return err
 			}
 			var err error
@@ -255,7 +255,7 @@ func TestChangeFlags(t *testing.T) {
 			if ch, err := tx.AgentChanges(ctx, "a-1"); err != nil || ch.MicroserviceConfig {
 				return fmt.Errorf("after acknowledging the current change: %+v, %v", ch, err)
 			}
-			if err := tx.WriteRouterConfig(ctx, "nope", []byte(routerconfig.Empty)); !errors.Is(err, store.ErrNotFound) {
+			if err := tx.WriteRouter(ctx, "nope", store.RouterWrite{Base: []byte(routerconfig.Empty)}); !errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("write to an agent without router: %v", err)
 			}
 			return nil
@@ -487,14 +487,14 @@ func TestDeadlockedTransactionsAreRetried(t *testing.T) {
 		attempt := 0
 		return inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			attempt++
-			if err := tx.WriteRouterConfig(ctx, first, []byte(doc)); err != nil {
+			if err := tx.WriteRouter(ctx, first, store.RouterWrite{Base: []byte(doc)}); err != nil {
 				return err
 			}
 			if attempt == 1 { // both hold their first lock before either takes its second
 				locked <- struct{}{}
 				<-proceed
 			}
-			return tx.WriteRouterConfig(ctx, second, []byte(doc))
+			return tx.WriteRouter(ctx, second, store.RouterWrite{Base: []byte(doc)})
 		})
 	}
 	errs := make([]error, 2)

@@ -40,7 +40,7 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 
 	ctx := context.Background()
 	edit := func(agent, doc string) {
-		if err := s.store.InTx(ctx, func(tx *store.Tx) error { return tx.WriteRouterConfig(ctx, agent, []byte(doc)) }); err != nil {
+		if err := s.store.InTx(ctx, func(tx *store.Tx) error { return tx.WriteRouter(ctx, agent, store.RouterWrite{Base: []byte(doc)}) }); err != nil {
 			t.Fatal(err)
 		}
 	}

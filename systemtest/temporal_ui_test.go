@@ -215,7 +215,7 @@ func TestFailedAgentWriteRetriedSoon(t *testing.T) {
 	fog := s.agent(map[string]any{"name": "fog-x", "tags": []string{"service.iofog.org/tag: all"}})
 	write := func(cfg string) {
 		err := s.store.InTx(context.Background(), func(tx *store.Tx) error {
-			return tx.WriteRouterConfig(context.Background(), fog.UUID, []byte(cfg))
+			return tx.WriteRouter(context.Background(), fog.UUID, store.RouterWrite{Base: []byte(cfg)})
 		})
 		if err != nil {
 			t.Fatal(err)
