@@ -92,7 +92,7 @@ var Settings = []Setting{
 	{"lb-poll-interval", "LB_POLL_INTERVAL", "2s", "kubernetes: time between those checks (a Go duration)"},
 	{"database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...); required by api and worker; dev uses the embedded store when empty"},
 	{"db-max-open-conns", "DB_MAX_OPEN_CONNS", "10", "PostgreSQL: most connections one process opens"},
-	{"db-max-idle-conns", "DB_MAX_IDLE_CONNS", "5", "PostgreSQL: most idle connections one process keeps (at most DB_MAX_OPEN_CONNS)"},
+	{"db-max-idle-conns", "DB_MAX_IDLE_CONNS", "10", "PostgreSQL: most idle connections one process keeps (at most DB_MAX_OPEN_CONNS)"},
 	{"db-conn-max-lifetime", "DB_CONN_MAX_LIFETIME", "30m", "PostgreSQL: age at which a connection is closed and replaced (a Go duration; 0: never)"},
 	{"temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "api, worker: Temporal frontend host:port"},
 	{"temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace"},

@@ -26,6 +26,7 @@ func TestTransient(t *testing.T) {
 		"connection failure":  {&pq.Error{Code: "08006"}, true},
 		"closed database":     {&pq.Error{Code: "55000", Severity: "FATAL"}, true},
 		"bad connection":      {driver.ErrBadConn, true},
+		"stale statement":     {fmt.Errorf("%w: %w", errStaleStatement, &pq.Error{Code: "26000"}), true},
 		"unexpected EOF":      {io.ErrUnexpectedEOF, true},
 		"connection done":     {sql.ErrConnDone, true},
 		"refused":             {&net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},

@@ -89,7 +89,7 @@ type Pool struct {
 // and a Temporal server (up to 40) share a default PostgreSQL
 // (max_connections 100, 3 of them reserved for superusers); see the
 // README's production section.
-var DefaultPool = Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: 30 * time.Minute}
+var DefaultPool = Pool{MaxOpen: 10, MaxIdle: 10, MaxLifetime: 30 * time.Minute}
 
 // Open is OpenPool with DefaultPool.
 func Open(ctx context.Context, url string) (*Store, error) {
@@ -111,10 +111,11 @@ func OpenPool(ctx context.Context, url string, pool Pool) (*Store, error) {
 func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 	var s *Store
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
-		db, err := sqlx.Open("postgres", oneRoundTrip(url))
+		connector, err := pq.NewConnector(oneRoundTrip(url))
 		if err != nil {
 			return nil, err
 		}
+		db := sqlx.NewDb(sql.OpenDB(preparedConnector{connector}), "postgres")
 		db.SetMaxOpenConns(pool.MaxOpen)
 		db.SetMaxIdleConns(pool.MaxIdle)
 		db.SetConnMaxLifetime(pool.MaxLifetime)
@@ -360,11 +361,15 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 // transient reports an error after which a new transaction can succeed:
 // PostgreSQL's serialization_failure, deadlock_detected,
 // too_many_connections, admin_shutdown, crash_shutdown,
-// cannot_connect_now, a connection exception or any FATAL error, or a
-// connection that broke or was refused. An error that already wraps ErrUnavailable is final.
+// cannot_connect_now, a connection exception or any FATAL error, a
+// connection that broke or was refused, or a prepared statement gone
+// stale. An error that already wraps ErrUnavailable is final.
 func transient(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return false
+	}
+	if errors.Is(err, errStaleStatement) {
+		return true
 	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {

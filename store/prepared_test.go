@@ -1,0 +1,71 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"svcbridge/store"
+	"svcbridge/store/storetest"
+)
+
+// preparedCount is how many statements the transaction's connection holds
+// prepared that read the services table.
+func preparedCount(ctx context.Context, t *testing.T, tx *store.Tx) int {
+	t.Helper()
+	var n int
+	if err := tx.Get(ctx, &n, `SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%FROM services WHERE name%'`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestStatementsArePreparedOnce: on PostgreSQL a query is parsed and
+// planned once per connection, not at every run.
+func TestStatementsArePreparedOnce(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.InsertService(ctx, externalService("web", 20000)); err != nil {
+			return err
+		}
+		before := preparedCount(ctx, t, tx)
+		for range 3 {
+			if _, err := tx.GetService(ctx, "web"); err != nil {
+				return err
+			}
+		}
+		after := preparedCount(ctx, t, tx)
+		if after != before+1 && !(before > 0 && after == before) {
+			t.Errorf("prepared statements reading a service: %d before three reads, %d after; want one more (or the same one)", before, after)
+		}
+		return nil
+	})
+}
+
+// TestStaleStatementsAreRetried: when the server drops a connection's
+// prepared statements (a pooler's DEALLOCATE ALL), the transaction that
+// meets it runs again and succeeds.
+func TestStaleStatementsAreRetried(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ctx := context.Background()
+	attempts := 0
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		attempts++
+		if _, err := tx.GetService(ctx, "web"); !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if attempts == 1 {
+			if _, err := tx.Exec(ctx, `DEALLOCATE ALL`); err != nil {
+				return err
+			}
+		}
+		_, err := tx.GetService(ctx, "web")
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || attempts != 2 {
+		t.Fatalf("after DEALLOCATE ALL: %v in %d attempts, want success in 2", err, attempts)
+	}
+}
