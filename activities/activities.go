@@ -64,7 +64,7 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if err != nil {
 			return err
 		}
-		plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
+		plan.Exists, plan.Generation, plan.ReconcileRequest, plan.UpdatedAt = true, svc.Generation, svc.ReconcileRequest, svc.UpdatedAt
 		in, err := a.placementInput(ctx, tx, svc)
 		if err != nil {
 			return err
@@ -188,12 +188,12 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 	}
 	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
 		res = routerResult{}
-		var base []byte
+		var router store.Router
 		var err error
 		if only == "" {
-			base, err = tx.LockRouterConfig(ctx, uuid)
+			router, err = tx.LockRouter(ctx, uuid)
 		} else {
-			base, err = tx.ShareRouterConfig(ctx, uuid, only)
+			router, err = tx.ShareRouter(ctx, uuid, only)
 		}
 		if errors.Is(err, store.ErrNotFound) {
 			// No router (routerMode none) or no agent: nothing to hold.
@@ -206,17 +206,13 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 		if err != nil {
 			return err
 		}
-		agent, err := tx.AgentByUUID(ctx, uuid)
-		if err != nil {
-			return err
-		}
-		res.Name = agent.Name
-		tokens, all := a.Tags.AgentTokens(agent.Tags)
+		res.Name = router.Name
+		tokens, all := a.Tags.AgentTokens(router.Tags)
 		listeners, err := tx.ListenerServices(ctx, uuid, tokens, all, only)
 		if err != nil {
 			return err
 		}
-		connectors, err := tx.ConnectorServices(ctx, uuid, agent.RouterMode, only)
+		connectors, err := tx.ConnectorServices(ctx, uuid, router.RouterMode, only)
 		if err != nil {
 			return err
 		}
@@ -224,11 +220,11 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 		if err != nil {
 			return err
 		}
-		plan, err := service.PlanRouter(base, have, listeners, connectors, scope)
+		plan, err := service.PlanRouter(router.Base, have, listeners, connectors, scope)
 		if err != nil {
 			// A document that is not JSON is not ours to guess at; retried,
 			// as someone may fix it.
-			return temporal.NewApplicationError("agent "+agent.Name+": "+err.Error(), TypeInvalidPlacement, err)
+			return temporal.NewApplicationError("agent "+router.Name+": "+err.Error(), TypeInvalidPlacement, err)
 		}
 		if plan.BaseChanged && only != "" {
 			return errWholeRouter
@@ -292,7 +288,6 @@ func describe(plan service.RouterPlan) []string {
 // connector and the hub listener are in place, else failed with the reason,
 // which it returns.
 func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error) {
-	var since time.Time
 	var recorded bool
 	var msg string
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -304,18 +299,11 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 			}
 			msg = service.MissingObject(written, f.ConnectorSite, f.HubSite)
 		}
-		svc, err := tx.GetService(ctx, f.Service)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil // deleted meanwhile: the next reconcile cleans up
-		}
-		if err != nil {
-			return err
-		}
-		since = svc.UpdatedAt
 		status, reason := service.StatusReady, (*string)(nil)
 		if msg != "" {
 			status, reason = service.StatusFailed, &msg
 		}
+		var err error
 		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, f.ReconcileRequest, status, reason, f.Endpoint, msg != "")
 		if err != nil || !recorded {
 			return err
@@ -323,7 +311,9 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 		return tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
 	})
 	if err != nil || !recorded {
-		return "", err // not recorded: a newer generation's pass follows
+		// Not recorded: deleted meanwhile, and the next reconcile cleans
+		// up, or a newer generation's pass follows.
+		return "", err
 	}
 	log := activity.GetLogger(ctx)
 	if msg != "" {
@@ -332,7 +322,9 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 		return msg, nil
 	}
 	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
-	metrics.ReadyLatency.Observe(time.Since(since).Seconds())
+	if !f.Since.IsZero() {
+		metrics.ReadyLatency.Observe(time.Since(f.Since).Seconds())
+	}
 	log.Info("service ready", "service", f.Service, "generation", f.Generation)
 	return "", nil
 }

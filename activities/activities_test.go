@@ -373,7 +373,7 @@ func TestPassesOfDifferentServicesRunAtOnce(t *testing.T) {
 	inPass, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		ended <- f.st.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ShareRouterConfig(ctx, f.hub.UUID, "other"); err != nil {
+			if _, err := tx.ShareRouter(ctx, f.hub.UUID, "other"); err != nil {
 				return err
 			}
 			close(inPass)

@@ -1,5 +1,7 @@
 package activities
 
+import "time"
+
 // ServicePlan is what PlanService found: where a service's objects go and
 // which agents to reconcile.
 type ServicePlan struct {
@@ -8,6 +10,8 @@ type ServicePlan struct {
 	// ReconcileRequest is the service's reconcile request count when the
 	// pass began.
 	ReconcileRequest int64
+	// UpdatedAt is when the service's spec or status last changed.
+	UpdatedAt time.Time
 	// Sites are the agents that hold (or held) the service's connector and
 	// hub listener; the service workflow reconciles them itself.
 	Sites []string
@@ -39,4 +43,8 @@ type Finish struct {
 	Endpoint *string
 	// Error, when set, marks the service failed with this message.
 	Error string
+	// Since is when the service's spec or status last changed, where the
+	// time to ready counts from (zero in passes begun by a release before
+	// it was recorded).
+	Since time.Time
 }

@@ -19,11 +19,11 @@ func writeListeners(t *testing.T, st *store.Store, agentUUID string, services []
 	t.Helper()
 	ctx := context.Background()
 	err := st.InTx(ctx, func(tx *store.Tx) error {
-		cfg, err := tx.LockRouterConfig(ctx, agentUUID)
+		router, err := tx.LockRouter(ctx, agentUUID)
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteRouter(ctx, agentUUID, store.RouterWrite{Base: cfg}); err != nil {
+		if err := tx.WriteRouter(ctx, agentUUID, store.RouterWrite{Base: router.Base}); err != nil {
 			return err
 		}
 		have, err := tx.RouterObjects(ctx, agentUUID, "")

@@ -23,35 +23,57 @@ func (t *Tx) RouterConfig(ctx context.Context, agentUUID string) ([]byte, error)
 	return []byte(cfg), err
 }
 
-// LockRouterConfig reads an agent's base router document and holds the
-// whole router's lock (its row's) until the transaction ends: a pass over
-// everything the router holds runs alone.
-func (t *Tx) LockRouterConfig(ctx context.Context, agentUUID string) ([]byte, error) {
-	var cfg string
-	err := t.get(ctx, &cfg, `SELECT config FROM router_configs WHERE agent_uuid = ?`+t.forUpdate(), agentUUID)
-	return []byte(cfg), err
+// Router is what a pass over an agent's router starts from: its base
+// document and what of the agent decides the objects it holds.
+type Router struct {
+	Base       []byte `db:"config"`
+	Name       string `db:"name"`
+	RouterMode string `db:"router_mode"`
+	Tags       []string
 }
 
-// ShareRouterConfig reads an agent's base router document for a pass over
-// one service's objects, holding until the transaction ends the router's
-// lock shared and the lock of that service on it: passes of different
-// services on one router (a hub during a burst of creates) run at once and
-// queue only for the version bump at their end, while a whole-router pass
-// (LockRouterConfig) and passes of the same service wait for each other.
-// On SQLite, whose writers run one at a time, it is a plain read.
-func (t *Tx) ShareRouterConfig(ctx context.Context, agentUUID, service string) ([]byte, error) {
-	if t.dialect != Postgres {
-		return t.RouterConfig(ctx, agentUUID)
+// LockRouter reads an agent's router and holds the whole router's lock
+// (its row's) until the transaction ends: a pass over everything the
+// router holds runs alone. ErrNotFound when the agent has no router.
+func (t *Tx) LockRouter(ctx context.Context, agentUUID string) (Router, error) {
+	lock := ""
+	if t.dialect == Postgres {
+		lock = ` FOR UPDATE OF c`
 	}
-	var cfg string
+	return t.router(ctx, agentUUID, lock)
+}
+
+// ShareRouter reads an agent's router for a pass over one service's
+// objects, holding until the transaction ends the router's lock shared
+// and the lock of that service on it: passes of different services on one
+// router (a hub during a burst of creates) run at once and queue only for
+// the version bump at their end (WriteRouter), while a whole-router pass
+// (LockRouter) and passes of the same service wait for each other. On
+// SQLite, whose writers run one at a time, it is a plain read.
+func (t *Tx) ShareRouter(ctx context.Context, agentUUID, service string) (Router, error) {
+	if t.dialect != Postgres {
+		return t.router(ctx, agentUUID, "")
+	}
 	// FOR KEY SHARE conflicts with FOR UPDATE only, not with the version
 	// bump's UPDATE that each pass makes.
-	if err := t.get(ctx, &cfg, `SELECT config FROM router_configs WHERE agent_uuid = ? FOR KEY SHARE`, agentUUID); err != nil {
-		return nil, err
+	r, err := t.router(ctx, agentUUID, ` FOR KEY SHARE OF c`)
+	if err != nil {
+		return r, err
 	}
 	// The two-key form: its keys never meet AllocateBridgePort's one-key lock.
-	_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, agentUUID, service)
-	return []byte(cfg), err
+	_, err = t.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, agentUUID, service)
+	return r, err
+}
+
+// router reads an agent's router with the row lock lock takes.
+func (t *Tx) router(ctx context.Context, agentUUID, lock string) (Router, error) {
+	var r Router
+	if err := t.get(ctx, &r, `SELECT c.config, a.name, a.router_mode FROM router_configs c
+		JOIN agents a ON a.uuid = c.agent_uuid WHERE c.agent_uuid = ?`+lock, agentUUID); err != nil {
+		return r, err
+	}
+	err := t.sel(ctx, &r.Tags, `SELECT tag FROM agent_tags WHERE agent_uuid = ? ORDER BY position`, agentUUID)
+	return r, err
 }
 
 // RouterVersion names the content of an agent's router document: it
