@@ -336,15 +336,18 @@ func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) err
 	if len(ports) == 0 {
 		return ErrNotFound
 	}
-	// The freed port is the first free one again if it is below the floor.
-	if t.dialect == Postgres {
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, floorLock); err != nil {
-			return err
+	// The freed port is the first free one again if it is below the floor,
+	// which it lowers under the floor's lock: last, as every delete and the
+	// create raising the floor wait for that lock.
+	t.last = append(t.last, func() error {
+		if t.dialect == Postgres {
+			if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, floorLock); err != nil {
+				return err
+			}
 		}
-	}
-	if _, err := t.exec(ctx, `UPDATE bridge_port_floor SET floor = ? WHERE id = 1 AND floor > ?`, ports[0], ports[0]); err != nil {
+		_, err := t.exec(ctx, `UPDATE bridge_port_floor SET floor = ? WHERE id = 1 AND floor > ?`, ports[0], ports[0])
 		return err
-	}
+	})
 	_, err := t.exec(ctx, `INSERT INTO service_deletions (service_name, deleted_at, cluster_objects) VALUES (?, ?, ?)
 		ON CONFLICT (service_name) DO UPDATE SET deleted_at = excluded.deleted_at, cluster_objects = excluded.cluster_objects`,
 		name, now(), inCluster)

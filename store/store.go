@@ -225,6 +225,10 @@ type Tx struct {
 	// xid is the PostgreSQL transaction's id when a statement that wrote
 	// learned it (0: not learned), saving inTx a round trip.
 	xid int64
+	// last are writes that take a lock every transaction of their kind
+	// waits for: inTx runs them after the rest, just before the commit,
+	// so that the lock is held for as short a time as it can be.
+	last []func() error
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
@@ -304,7 +308,14 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 		return mapErr(err)
 	}
 	t := &Tx{tx: tx, dialect: s.dialect}
-	if err := fn(t); err != nil {
+	err = fn(t)
+	for _, write := range t.last {
+		if err != nil {
+			break
+		}
+		err = write()
+	}
+	if err != nil {
 		// lib/pq can report a connection closed mid-read as the end of the
 		// rows, so fn may have decided on a row it did not see: when the
 		// rollback finds the connection broken, the error is transient.

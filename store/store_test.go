@@ -469,6 +469,52 @@ func TestBridgePortAllocationsDoNotQueue(t *testing.T) {
 	}
 }
 
+// TestDeletesDoNotQueue: on PostgreSQL a delete whose transaction is still
+// open does not hold up another, and the ports both freed are found again,
+// the lowest first.
+func TestDeletesDoNotQueue(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ports := store.PortRange{First: 20000, Last: 20009}
+	for i, name := range []string{"a", "b", "c"} {
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			port, err := tx.AllocateBridgePort(ctx, ports)
+			if err != nil || port != 20000+i {
+				return fmt.Errorf("port %d for %s: %v", port, name, err)
+			}
+			return tx.InsertService(ctx, externalService(name, port))
+		})
+	}
+	deleting, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.InTx(context.Background(), func(tx *store.Tx) error {
+			if err := tx.DeleteService(context.Background(), "a", false); err != nil {
+				return err
+			}
+			close(deleting)
+			<-release
+			return nil
+		})
+	}()
+	<-deleting
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteService(ctx, "b", false) }); err != nil {
+		t.Fatalf("a delete beside an open one: %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{20000, 20001, 20003} {
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if got, err := tx.AllocateBridgePort(ctx, ports); err != nil || got != want {
+				return fmt.Errorf("allocation after the deletes = %d (%v), want %d", got, err, want)
+			}
+			return tx.InsertService(ctx, externalService(fmt.Sprint("after-", want), want))
+		})
+	}
+}
+
 // TestDeadlockedTransactionsAreRetried makes two transactions lock two
 // router configs in opposite orders; PostgreSQL aborts one to break the
 // deadlock, and InTx runs it again, so both writes land.
