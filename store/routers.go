@@ -36,11 +36,7 @@ type Router struct {
 // (its row's) until the transaction ends: a pass over everything the
 // router holds runs alone. ErrNotFound when the agent has no router.
 func (t *Tx) LockRouter(ctx context.Context, agentUUID string) (Router, error) {
-	lock := ""
-	if t.dialect == Postgres {
-		lock = ` FOR UPDATE OF c`
-	}
-	return t.router(ctx, agentUUID, lock)
+	return t.router(ctx, agentUUID, t.forUpdate("c"))
 }
 
 // ShareRouter reads an agent's router for a pass over one service's

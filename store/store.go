@@ -404,11 +404,12 @@ func connectionLost(err error) bool {
 		errors.Is(err, sql.ErrConnDone) || errors.As(err, &opErr)
 }
 
-// forUpdate is the row-lock suffix. SQLite needs none: an immediate
+// forUpdate is the suffix that locks the rows of the table named table
+// (its name or alias in the query). SQLite needs none: an immediate
 // transaction already holds the database's only write lock.
-func (t *Tx) forUpdate() string {
+func (t *Tx) forUpdate(table string) string {
 	if t.dialect == Postgres {
-		return " FOR UPDATE"
+		return " FOR UPDATE OF " + table
 	}
 	return ""
 }
