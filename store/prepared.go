@@ -9,31 +9,42 @@ import (
 	"github.com/lib/pq"
 )
 
-// PostgreSQL connections prepare each statement once: without it, lib/pq
-// sends every statement unnamed, so the server parses and plans it again
-// each time, which took about a fifth of its CPU time in a fill of
-// thousands of services. Each connection keeps its own statements, as the
-// server does, so a pool never waits on another connection to prepare.
+// Connections prepare each statement once: without it, lib/pq sends every
+// statement unnamed, so PostgreSQL parses and plans it again each time
+// (about a fifth of its CPU time in a fill of thousands of services), and
+// modernc's SQLite compiles every statement again, on the one writer
+// connection every write transaction waits for. Each connection keeps its
+// own statements, as the servers do, so a pool never waits on another
+// connection to prepare.
 
-// preparedConnector opens lib/pq connections that prepare statements.
-type preparedConnector struct{ *pq.Connector }
+// preparedConnector opens connections that prepare statements.
+type preparedConnector struct {
+	driver.Connector
+	// stale reports a failure meaning the server no longer runs the
+	// statement as prepared (nil: never).
+	stale func(error) bool
+	// finalize closes a connection's statements before it: SQLite frees a
+	// connection only once its statements are finalized, while PostgreSQL
+	// drops them with the session.
+	finalize bool
+}
 
 func (c preparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pc, ok := conn.(pqConn)
+	dc, ok := conn.(driverConn)
 	if !ok {
 		conn.Close()
-		return nil, errors.New("store: lib/pq's connection lacks an interface svcbridge uses")
+		return nil, fmt.Errorf("store: the %T connection lacks an interface svcbridge uses", conn)
 	}
-	return &preparedConn{pqConn: pc, stmts: map[string]driver.Stmt{}}, nil
+	return &preparedConn{driverConn: dc, connector: c, stmts: map[string]driver.Stmt{}}, nil
 }
 
-// pqConn is what database/sql uses of a lib/pq connection; preparedConn
-// keeps all of it.
-type pqConn interface {
+// driverConn is what database/sql uses of a lib/pq or modernc connection;
+// preparedConn keeps all of it.
+type driverConn interface {
 	driver.Conn
 	driver.ConnBeginTx
 	driver.ConnPrepareContext
@@ -42,7 +53,6 @@ type pqConn interface {
 	driver.Pinger
 	driver.SessionResetter
 	driver.Validator
-	driver.NamedValueChecker
 }
 
 // statementsPerConn bounds the statements one connection prepares:
@@ -52,11 +62,21 @@ const statementsPerConn = 512
 
 // preparedConn runs each query with arguments as a statement it prepared
 // on first use. Queries without arguments (migrations: several commands
-// in one, which cannot be prepared) go as they are. database/sql uses a
+// in one, which lib/pq cannot prepare) go as they are. database/sql uses a
 // connection from one goroutine at a time, so the map needs no lock.
 type preparedConn struct {
-	pqConn
-	stmts map[string]driver.Stmt
+	driverConn
+	connector preparedConnector
+	stmts     map[string]driver.Stmt
+}
+
+// CheckNamedValue keeps the driver's own argument conversion (lib/pq's);
+// ErrSkip leaves it to database/sql, as for a driver without one.
+func (c *preparedConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if checker, ok := c.driverConn.(driver.NamedValueChecker); ok {
+		return checker.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
 }
 
 // stmt returns query's statement, prepared now if new; nil when the query
@@ -85,7 +105,7 @@ func (c *preparedConn) QueryContext(ctx context.Context, query string, args []dr
 	case err != nil:
 		return nil, err
 	case st == nil:
-		return c.pqConn.QueryContext(ctx, query, args)
+		return c.driverConn.QueryContext(ctx, query, args)
 	}
 	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
 	return rows, c.forgetStale(query, err)
@@ -97,26 +117,41 @@ func (c *preparedConn) ExecContext(ctx context.Context, query string, args []dri
 	case err != nil:
 		return nil, err
 	case st == nil:
-		return c.pqConn.ExecContext(ctx, query, args)
+		return c.driverConn.ExecContext(ctx, query, args)
 	}
 	res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
 	return res, c.forgetStale(query, err)
+}
+
+func (c *preparedConn) Close() error {
+	if c.connector.finalize {
+		for _, st := range c.stmts {
+			st.Close()
+		}
+	}
+	return c.driverConn.Close()
 }
 
 // errStaleStatement marks the failure of a statement the server no longer
 // runs as prepared: transient, as a new transaction prepares it again.
 var errStaleStatement = errors.New("prepared statement went stale")
 
-// forgetStale drops a statement the server no longer runs as prepared: one
-// a pooler discarded (invalid_sql_statement_name), or whose result columns
-// a migration changed ("cached plan must not change result type",
-// feature_not_supported). The failure aborted the transaction; the next
-// use prepares the statement again.
+// forgetStale drops a statement the server no longer runs as prepared; the
+// failure aborted the transaction, and the next use prepares it again.
 func (c *preparedConn) forgetStale(query string, err error) error {
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && (pqErr.Code == "26000" || pqErr.Code == "0A000") {
+	if err != nil && c.connector.stale != nil && c.connector.stale(err) {
 		delete(c.stmts, query)
 		return fmt.Errorf("%w: %w", errStaleStatement, err)
 	}
 	return err
+}
+
+// pqStale reports a PostgreSQL statement that a pooler discarded
+// (invalid_sql_statement_name), or whose result columns a migration
+// changed ("cached plan must not change result type",
+// feature_not_supported). SQLite prepares a statement again by itself
+// when the schema changes.
+func pqStale(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "26000" || pqErr.Code == "0A000")
 }

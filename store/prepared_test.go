@@ -69,3 +69,32 @@ func TestStaleStatementsAreRetried(t *testing.T) {
 		t.Fatalf("after DEALLOCATE ALL: %v in %d attempts, want success in 2", err, attempts)
 	}
 }
+
+// TestSQLiteStatementsArePreparedOnce: on SQLite a query is compiled once
+// on the writer connection, and still runs after the schema changed
+// (SQLite compiles it again by itself).
+func TestSQLiteStatementsArePreparedOnce(t *testing.T) {
+	s := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+		return tx.InsertService(ctx, externalService("web", 20000))
+	})
+	for i := range 3 {
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if i == 2 {
+				if _, err := tx.Exec(ctx, `CREATE INDEX services_test_port ON services (bridge_port)`); err != nil {
+					return err
+				}
+			}
+			svc, err := tx.GetService(ctx, "web")
+			if err == nil && svc.BridgePort != 20000 {
+				t.Errorf("read %+v, want bridge port 20000", svc)
+			}
+			return err
+		})
+	}
+	n, err := store.WriterStatements(ctx, s, "FROM services WHERE name")
+	if err != nil || n != 1 {
+		t.Fatalf("statements reading a service after three reads: %d (%v), want 1", n, err)
+	}
+}

@@ -115,7 +115,7 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		db := sqlx.NewDb(sql.OpenDB(preparedConnector{connector}), "postgres")
+		db := sqlx.NewDb(sql.OpenDB(preparedConnector{Connector: connector, stale: pqStale}), "postgres")
 		db.SetMaxOpenConns(pool.MaxOpen)
 		db.SetMaxIdleConns(pool.MaxIdle)
 		db.SetConnMaxLifetime(pool.MaxLifetime)
@@ -130,18 +130,20 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 		// never deadlock upgrading their locks.
 		dsn := "file:" + url + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
-		db, err := sqlx.Open("sqlite", dsn)
+		db, err := openSQLite(dsn)
 		if err != nil {
 			return nil, err
 		}
 		db.SetMaxOpenConns(1)
 		// Readers see the last committed state (WAL) and may not write.
-		reads, err := sqlx.Open("sqlite", "file:"+url+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+		// Idle ones stay open, with the statements they prepared.
+		reads, err := openSQLite("file:" + url + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
 		if err != nil {
 			db.Close()
 			return nil, err
 		}
 		reads.SetMaxOpenConns(4)
+		reads.SetMaxIdleConns(4)
 		s = &Store{db: db, dialect: SQLite, reads: reads}
 	}
 	if s.reads == nil {
@@ -156,6 +158,15 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openSQLite opens a pool of SQLite connections that prepare statements.
+func openSQLite(dsn string) (*sqlx.DB, error) {
+	connector, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(preparedConnector{Connector: connector, finalize: true}), "sqlite"), nil
 }
 
 // oneRoundTrip turns on lib/pq's binary_parameters unless the URL sets it:
