@@ -70,6 +70,9 @@ const (
 	// readyTimeout bounds the wait for the frontend (and UI) to answer; a
 	// cold start on a small shared machine can take several seconds.
 	readyTimeout = 60 * time.Second
+	// namespaceRefresh is how often each service's namespace cache reads
+	// the namespaces again (Temporal's default).
+	namespaceRefresh = 2 * time.Second
 )
 
 // Options configures Start. The zero value is an in-memory server on
@@ -448,10 +451,15 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// polling and faster task dispatch.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
-		// New search attributes are usable at once, not after a cache refresh.
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
-		// The cache bypass above costs queries; raise the persistence rate
-		// limits as the CLI does (same 2:9 ratio as the defaults).
+		// Search attributes and namespaces are read from caches, not from
+		// the store at every use as the Temporal CLI's dev server does
+		// (system.forceSearchAttributesCacheRefreshOnRead): that bypass cost
+		// a twelfth of a fill's CPU time and queued its reads with the
+		// history writes on the store's one connection. Attributes added at
+		// start are waited for instead (waitFrontendAndEnsureAttrs).
+		dynamicconfig.NamespaceCacheRefreshInterval.Key(): namespaceRefresh,
+		// Raise the persistence rate limits as the CLI does (same 2:9 ratio
+		// as the defaults): a fill makes thousands of calls a second.
 		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
 		// The Web UI lists and counts workflows often; 10 RPS is too low.
@@ -513,10 +521,8 @@ func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string,
 		}
 		cancel()
 		lastErr = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("devserver: frontend %s not ready: %w (last error: %v)", frontend, ctx.Err(), lastErr)
-		case <-time.After(100 * time.Millisecond):
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("devserver: frontend %s not ready: %w (last error: %v)", frontend, err, lastErr)
 		}
 	}
 	defer c.Close()
@@ -540,7 +546,38 @@ func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string,
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("devserver: adding search attributes: %w", err)
 	}
-	return nil
+	// Each service's namespace cache learns them at its next refresh: once
+	// the frontend's lists them, one more interval covers the others', so
+	// no workflow fails to set one.
+	for {
+		resp, err := ops.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+		if err != nil {
+			return fmt.Errorf("devserver: listing search attributes: %w", err)
+		}
+		listed := 0
+		for name := range missing {
+			if _, ok := resp.GetCustomAttributes()[name]; ok {
+				listed++
+			}
+		}
+		if listed == len(missing) {
+			break
+		}
+		if err := sleep(ctx, namespaceRefresh/4); err != nil {
+			return fmt.Errorf("devserver: waiting for the search attributes added: %w", err)
+		}
+	}
+	return sleep(ctx, namespaceRefresh)
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // startUI runs the Web UI in a goroutine (its Start blocks) and waits until
