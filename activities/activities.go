@@ -44,11 +44,15 @@ type Activities struct {
 const TypeInvalidPlacement = "InvalidPlacement"
 
 // PlanService reads a service, places it again (the inventory may have
-// changed since it was written) and stores that placement, and decides
-// with service.PassReach which agents the pass reconciles and queues.
+// changed since it was written) and stores that placement when it moved,
+// and decides with service.PassReach which agents the pass reconciles and
+// queues. It reads on a snapshot, beside the writers: a placement rarely
+// moves, and only then does it write.
 func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
-	plan := ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}
-	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
+	var plan ServicePlan
+	var moved *service.Placement
+	err := a.Store.Read(ctx, func(tx *store.Tx) error {
+		plan, moved = ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}, nil
 		written, err := serviceWritten(ctx, tx, name)
 		if err != nil {
 			return err
@@ -73,9 +77,8 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if perr != nil {
 			plan.Invalid = perr.Error()
 		}
-		// The routers' queries read the stored placement.
-		if _, err := tx.SetServicePlacement(ctx, name, p); err != nil {
-			return err
+		if !p.SameSites(svc.Placement) {
+			moved = &p
 		}
 		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
 		selecting, err := tx.AgentsWithTags(ctx, a.Tags.SelectingAgentTags(svc.Tags))
@@ -84,8 +87,21 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		}
 		reach := service.PassReach(written, &p, selecting)
 		plan.Sites, plan.Fanout = reach.Sites, reach.Fanout
-		metrics.Fanout.Observe(float64(len(plan.Fanout)))
 		return nil
+	})
+	if err != nil {
+		return plan, err
+	}
+	if plan.Exists {
+		metrics.Fanout.Observe(float64(len(plan.Fanout)))
+	}
+	if moved == nil {
+		return plan, nil
+	}
+	// The routers' queries read the stored placement. A newer generation
+	// written since the snapshot keeps its own: its pass plans again.
+	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SetServicePlacement(ctx, name, plan.Generation, *moved)
 	})
 	return plan, err
 }

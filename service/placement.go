@@ -42,6 +42,14 @@ type Placement struct {
 	OnDefaultRouter bool
 }
 
+// SameSites reports whether p and q put a service's objects on the same
+// agents and follow the same ones: all of a placement that the service's
+// row stores (the Endpoint is the service's own field).
+func (p Placement) SameSites(q Placement) bool {
+	return p.ConnectorSite == q.ConnectorSite && p.HubSite == q.HubSite &&
+		p.BackendAgent == q.BackendAgent && p.BridgeAgent == q.BridgeAgent && p.OnDefaultRouter == q.OnDefaultRouter
+}
+
 // errNoRouter says why an agent cannot hold a service object.
 func errNoRouter(a *inventory.Agent) error {
 	return invalidf("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", a.Name)

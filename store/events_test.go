@@ -148,3 +148,30 @@ func TestRecordReconciled(t *testing.T) {
 		}
 	})
 }
+
+// TestEventsLearnTheTransactionID: on PostgreSQL recording an event, new
+// or repeated, learns the transaction's id in its own round trip, so the
+// commit needs no query for it (a create's and a reconcile's last write);
+// the id must be the transaction's, or a commit whose connection broke
+// would be looked up under another.
+func TestEventsLearnTheTransactionID(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	for _, what := range []string{"new", "repeated"} {
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.RecordEvent(ctx, event("web", store.ReasonCreated, "once")); err != nil {
+				return err
+			}
+			var xid int64
+			if err := tx.Get(ctx, &xid, `SELECT txid_current()`); err != nil {
+				return err
+			}
+			if got := tx.LearnedXID(); got != xid {
+				t.Errorf("%s event: learned transaction id %d, want %d", what, got, xid)
+			}
+			return nil
+		})
+	}
+	if es := listEvents(t, s, "web", nil, 0); len(es) != 1 || es[0].Count != 2 {
+		t.Errorf("events: %v, want one counted twice", summary(es))
+	}
+}

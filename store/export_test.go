@@ -34,3 +34,6 @@ func WriterStatements(ctx context.Context, s *Store, part string) (int, error) {
 	})
 	return n, err
 }
+
+// LearnedXID is the transaction's id as a write learned it (0: none did).
+func (t *Tx) LearnedXID() int64 { return t.xid }

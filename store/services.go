@@ -314,14 +314,13 @@ func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 }
 
 // SetServicePlacement stores where a service's objects go now, as a
-// reconcile found it after the inventory changed; it reports whether it
-// changed.
-func (t *Tx) SetServicePlacement(ctx context.Context, name string, p service.Placement) (bool, error) {
-	n, err := t.exec(ctx, `UPDATE services SET connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
-		WHERE name = ? AND NOT (connector_site = ? AND hub_site = ? AND backend_agent = ? AND bridge_agent = ? AND on_default_router = ?)`,
-		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter,
-		name, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
-	return n > 0, err
+// reconcile found it after the inventory changed, unless the service moved
+// past generation since (that generation's reconcile places it again).
+func (t *Tx) SetServicePlacement(ctx context.Context, name string, generation int64, p service.Placement) error {
+	_, err := t.exec(ctx, `UPDATE services SET connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
+		WHERE name = ? AND generation = ?`,
+		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter, name, generation)
+	return err
 }
 
 // DeleteService removes the row and records the deletion until the

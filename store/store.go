@@ -461,6 +461,23 @@ func (t *Tx) exec(ctx context.Context, query string, args ...any) (int64, error)
 	return res.RowsAffected()
 }
 
+// write runs a statement that writes rows and reports how many; on
+// PostgreSQL the same round trip learns the transaction's id (xid), which
+// spares inTx its own query when write makes a transaction's last write.
+func (t *Tx) write(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.dialect != Postgres {
+		return t.exec(ctx, query, args...)
+	}
+	var xids []int64
+	if err := t.sel(ctx, &xids, query+` RETURNING txid_current()`, args...); err != nil {
+		return 0, err
+	}
+	if len(xids) > 0 {
+		t.xid = xids[0]
+	}
+	return int64(len(xids)), nil
+}
+
 // in expands a query with an IN (?) list.
 func (t *Tx) in(query string, args ...any) (string, []any, error) {
 	q, a, err := sqlx.In(query, args...)

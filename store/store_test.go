@@ -573,3 +573,42 @@ func TestDeadlockedTransactionsAreRetried(t *testing.T) {
 		t.Errorf("router configs %s and %s: the transactions interleaved", c1, c2)
 	}
 }
+
+// TestPlacementIsStoredForItsGeneration: a reconcile stores the placement
+// it found unless the service was changed since it read it; that change's
+// own reconcile places it then.
+func TestPlacementIsStoredForItsGeneration(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		svc := externalService("web", 20000)
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.InsertService(ctx, svc) })
+		stored := func() service.Placement {
+			var p service.Placement
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+				got, err := tx.GetService(ctx, "web")
+				p = got.Placement
+				return err
+			})
+			return p
+		}
+		planned := service.Placement{ConnectorSite: "hub", HubSite: "hub", OnDefaultRouter: true}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.SetServicePlacement(ctx, "web", 1, planned)
+		})
+		if got := stored(); !got.SameSites(planned) {
+			t.Fatalf("placement of generation 1: %+v, want %+v", got, planned)
+		}
+		// The API writes generation 2 with its placement; a reconcile that
+		// read generation 1 comes late.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			svc.Placement = service.Placement{ConnectorSite: "fog", HubSite: "hub", BackendAgent: "fog"}
+			return tx.UpdateService(ctx, svc)
+		})
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.SetServicePlacement(ctx, "web", 1, planned)
+		})
+		if got := stored(); !got.SameSites(svc.Placement) {
+			t.Errorf("a reconcile of generation 1 overwrote generation 2's placement: %+v, want %+v", got, svc.Placement)
+		}
+	})
+}
