@@ -61,15 +61,14 @@ func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
 	}
 	ts := now()
 	if len(newest) == 1 && sameEvent(newest[0], e) {
-		_, err := t.write(ctx, `UPDATE service_events SET count = count + 1, last_at = ? WHERE service_name = ? AND seq = ?`,
+		return t.write(ctx, `UPDATE service_events SET count = count + 1, last_at = ? WHERE service_name = ? AND seq = ?`,
 			ts, e.Service, newest[0].Seq)
-		return err
 	}
 	seq := int64(1)
 	if len(newest) == 1 {
 		seq = newest[0].Seq + 1
 	}
-	if _, err := t.write(ctx, `INSERT INTO service_events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+	if err := t.write(ctx, `INSERT INTO service_events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`,
 		e.Service, seq, e.Type, e.Reason, e.Message, e.Generation, ts, ts); err != nil {
 		return err
 	}

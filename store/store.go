@@ -461,21 +461,22 @@ func (t *Tx) exec(ctx context.Context, query string, args ...any) (int64, error)
 	return res.RowsAffected()
 }
 
-// write runs a statement that writes rows and reports how many; on
-// PostgreSQL the same round trip learns the transaction's id (xid), which
-// spares inTx its own query when write makes a transaction's last write.
-func (t *Tx) write(ctx context.Context, query string, args ...any) (int64, error) {
+// write runs a statement that writes rows; on PostgreSQL the same round
+// trip learns the transaction's id (xid), so inTx needs no query for it
+// before the commit.
+func (t *Tx) write(ctx context.Context, query string, args ...any) error {
 	if t.dialect != Postgres {
-		return t.exec(ctx, query, args...)
+		_, err := t.exec(ctx, query, args...)
+		return err
 	}
 	var xids []int64
 	if err := t.sel(ctx, &xids, query+` RETURNING txid_current()`, args...); err != nil {
-		return 0, err
+		return err
 	}
 	if len(xids) > 0 {
 		t.xid = xids[0]
 	}
-	return int64(len(xids)), nil
+	return nil
 }
 
 // in expands a query with an IN (?) list.
