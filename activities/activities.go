@@ -68,7 +68,10 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if err != nil {
 			return err
 		}
-		plan.Exists, plan.Generation, plan.ReconcileRequest, plan.UpdatedAt = true, svc.Generation, svc.ReconcileRequest, svc.UpdatedAt
+		plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
+		if at, ok := svc.AnsweredRequest(); ok {
+			plan.RequestedAt = at
+		}
 		in, err := a.placementInput(ctx, tx, svc)
 		if err != nil {
 			return err

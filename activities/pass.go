@@ -57,7 +57,7 @@ func RunPass(s Steps, name string) (Outcome, error) {
 	}
 	out := Outcome{Planned: true, Exists: plan.Exists}
 	finish := Finish{Service: name, Generation: plan.Generation, ReconcileRequest: plan.ReconcileRequest,
-		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid, Since: plan.UpdatedAt}
+		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid, Since: plan.RequestedAt}
 	// fail records the first failure of this pass on the service.
 	fail := func(typ, step string, err error) (Outcome, error) {
 		if finish.Error == "" {

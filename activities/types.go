@@ -10,8 +10,9 @@ type ServicePlan struct {
 	// ReconcileRequest is the service's reconcile request count when the
 	// pass began.
 	ReconcileRequest int64
-	// UpdatedAt is when the service's spec or status last changed.
-	UpdatedAt time.Time
+	// RequestedAt is when the create, update or reconcile request this
+	// pass answers was made; zero when it answers none.
+	RequestedAt time.Time
 	// Sites are the agents that hold (or held) the service's connector and
 	// hub listener; the service workflow reconciles them itself.
 	Sites []string
@@ -43,8 +44,8 @@ type Finish struct {
 	Endpoint *string
 	// Error, when set, marks the service failed with this message.
 	Error string
-	// Since is when the service's spec or status last changed, where the
-	// time to ready counts from (zero in passes begun by a release before
-	// it was recorded).
+	// Since is when the request this pass answers was made, where the time
+	// to ready counts from; zero when it answers none (or in passes begun
+	// by a release before it was recorded).
 	Since time.Time
 }

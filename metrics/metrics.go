@@ -61,8 +61,9 @@ var (
 	HTTPDuration = histogramVec("http_request_duration_seconds", "API request latency.", prometheus.DefBuckets, "method", "route")
 	// Reconciles counts finished service reconciles by outcome (ready, failed).
 	Reconciles = counterVec("service_reconciles_total", "Finished service reconciles by outcome.", "outcome")
-	// ReadyLatency is the time from a service change to its ready status.
-	ReadyLatency = histogramVec("service_ready_seconds", "Time from a service create or update to ready.",
+	// ReadyLatency is the time from a service's create, update or reconcile
+	// request to the ready status of the pass that answers it.
+	ReadyLatency = histogramVec("service_ready_seconds", "Time from a service create, update or reconcile request to ready.",
 		[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}).WithLabelValues()
 	// RouterWrites counts router config rewrites, by kind of router (agent, hub-configmap).
 	RouterWrites = counterVec("router_config_writes_total", "Router config documents rewritten.", "router")

@@ -73,6 +73,22 @@ type Service struct {
 	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
 	CreatedAt                time.Time `json:"createdAt"`
 	UpdatedAt                time.Time `json:"updatedAt"`
+	// RequestedAt is when the service was last created, updated or asked
+	// to reconcile.
+	RequestedAt time.Time `json:"-"`
 	// Placement is where its objects go, as Place last decided it.
 	Placement Placement `json:"-"`
+}
+
+// AnsweredRequest is when the request that a reconcile pass beginning now
+// answers was made, and whether it answers one: a spec or a reconcile
+// request no finished pass has seen, or a service not ready yet. A pass
+// over a ready service that has seen both (after an agent change, a resync,
+// a drift check) answers none: the time to ready is not its to measure.
+func (s *Service) AnsweredRequest() (time.Time, bool) {
+	if s.ProvisioningStatus == StatusReady && s.Generation == s.ObservedGeneration &&
+		s.ReconcileRequest == s.ObservedReconcileRequest {
+		return time.Time{}, false
+	}
+	return s.RequestedAt, true
 }

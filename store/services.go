@@ -21,7 +21,7 @@ var ErrNoBridgePort = fmt.Errorf("no bridge port available")
 
 const serviceCols = `name, type, resource, target_port, service_port, k8s_type, kubernetes, default_bridge, bridge_port,
 	service_endpoint, provisioning_status, provisioning_error, generation, observed_generation,
-	reconcile_request, observed_reconcile_request, created_at, updated_at, connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
+	reconcile_request, observed_reconcile_request, created_at, updated_at, requested_at, connector_site, hub_site, backend_agent, bridge_agent, on_default_router`
 
 // services runs a query of serviceCols, sorted by name, and reads the
 // services' tags. size is about how many rows come: the list is allocated
@@ -51,7 +51,7 @@ func (t *Tx) scanServices(ctx context.Context, size int, query string, args ...a
 		s, kubernetes = service.Service{}, nil
 		if err := rows.Scan(&s.Name, &s.Type, &s.Resource, &s.TargetPort, &s.ServicePort, &s.K8sType, &kubernetes,
 			&s.DefaultBridge, &s.BridgePort, &s.ServiceEndpoint, &s.ProvisioningStatus, &s.ProvisioningError,
-			&s.Generation, &s.ObservedGeneration, &s.ReconcileRequest, &s.ObservedReconcileRequest, &s.CreatedAt, &s.UpdatedAt,
+			&s.Generation, &s.ObservedGeneration, &s.ReconcileRequest, &s.ObservedReconcileRequest, &s.CreatedAt, &s.UpdatedAt, &s.RequestedAt,
 			&p.ConnectorSite, &p.HubSite, &p.BackendAgent, &p.BridgeAgent, &p.OnDefaultRouter); err != nil {
 			return nil, mapErr(err)
 		}
@@ -60,7 +60,7 @@ func (t *Tx) scanServices(ctx context.Context, size int, query string, args ...a
 				return nil, fmt.Errorf("service %s: stored kubernetes options: %w", s.Name, err)
 			}
 		}
-		s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+		s.CreatedAt, s.UpdatedAt, s.RequestedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC(), s.RequestedAt.UTC()
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -247,7 +247,8 @@ func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange) (int, er
 // s to what was stored (timestamps as the database rounds them, tags a
 // list), as GetService would read it: a create reads nothing back.
 func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
-	s.CreatedAt, s.UpdatedAt = now(), now()
+	s.CreatedAt = now()
+	s.UpdatedAt, s.RequestedAt = s.CreatedAt, s.CreatedAt
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil
 	s.Generation, s.ObservedGeneration, s.ReconcileRequest, s.ObservedReconcileRequest = 1, 0, 0, 0
 	k, err := kubernetesJSON(s.Kubernetes)
@@ -255,11 +256,11 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 		return err
 	}
 	p := s.Placement
-	stored, err := t.scanServices(ctx, 1, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stored, err := t.scanServices(ctx, 1, `INSERT INTO services (`+serviceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+serviceCols,
 		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
-		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
+		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, s.RequestedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
 	if err != nil {
 		return err
 	}
@@ -293,16 +294,17 @@ func (t *Tx) insertServiceTags(ctx context.Context, name string, tags []string) 
 // generation and sets it pending. bridgePort never changes.
 func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 	s.UpdatedAt = now()
+	s.RequestedAt = s.UpdatedAt
 	k, err := kubernetesJSON(s.Kubernetes)
 	if err != nil {
 		return err
 	}
 	p := s.Placement
 	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?, kubernetes = ?,
-			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?,
+			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?, requested_at = ?,
 			connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
 		WHERE name = ?`,
-		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt,
+		s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.ServiceEndpoint, service.StatusPending, s.UpdatedAt, s.RequestedAt,
 		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter, s.Name)
 	if err != nil {
 		return err
@@ -370,11 +372,12 @@ func (t *Tx) PruneDeletions(ctx context.Context) error {
 // RequestReconcile counts a reconcile asked for through the API and
 // returns its number: the reconcile that answers it is the first to begin
 // after this commits, and records the number it read (SetServiceStatus).
-// It does not touch updated_at, which dates the spec and the status.
+// It does not touch updated_at, which dates the spec and the status; the
+// time to ready counts from requested_at.
 func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
 	var n int64
-	err := t.get(ctx, &n, `UPDATE services SET reconcile_request = reconcile_request + 1 WHERE name = ?
-		RETURNING reconcile_request`, name)
+	err := t.get(ctx, &n, `UPDATE services SET reconcile_request = reconcile_request + 1, requested_at = ? WHERE name = ?
+		RETURNING reconcile_request`, now(), name)
 	return n, err
 }
 
