@@ -61,6 +61,9 @@ type Options struct {
 	Logger         *slog.Logger
 	// Ready reports whether Temporal answers, for /readyz.
 	Ready func(context.Context) error
+	// Kubernetes reports whether the kube-apiserver answers, for /readyz
+	// on the Kubernetes control plane; nil elsewhere.
+	Kubernetes func(context.Context) error
 	// Pollers reports how many workers poll TaskQueue, for /readyz and
 	// pending services (workflows.Client.Pollers); nil skips the check.
 	Pollers   func(context.Context) (int, error)
@@ -182,9 +185,15 @@ func (s *Server) readyz(c *gin.Context) {
 			out.Temporal = "unreachable: " + err.Error()
 		}
 	}
-	// Reported, not gating, as Temporal is: without a worker the API still
-	// stores changes, and the services say why they stay pending.
-	out.Worker, _ = s.workers(ctx)
+	// Reported, not gating, as Temporal is: the API stores changes without
+	// them, and the services say why they stay pending or failed.
+	out.Worker, _, out.Pollers = s.workers(ctx)
+	if s.Kubernetes != nil {
+		out.Kubernetes = "ok"
+		if err := s.Kubernetes(ctx); err != nil {
+			out.Kubernetes = "unreachable: " + err.Error()
+		}
+	}
 	c.JSON(http.StatusOK, out)
 }
 

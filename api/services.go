@@ -49,7 +49,7 @@ func (s *Server) waitNote(ctx context.Context, svcs []service.Service) string {
 	if !slices.ContainsFunc(svcs, waits) {
 		return ""
 	}
-	_, note := s.workers(ctx)
+	_, note, _ := s.workers(ctx)
 	return note
 }
 

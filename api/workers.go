@@ -74,11 +74,16 @@ func workerCheck(pollers int, err error, taskQueue string) (check, note string) 
 }
 
 // workers asks, through the cache, whether a worker polls the task queue;
-// both are "" when the API was not told how to ask.
-func (s *Server) workers(ctx context.Context) (check, note string) {
+// both are "" and pollers nil when the API was not told how to ask, or
+// Temporal could not tell.
+func (s *Server) workers(ctx context.Context) (check, note string, pollers *int) {
 	if s.Pollers == nil {
-		return "", ""
+		return "", "", nil
 	}
 	n, err := s.pollers.get(ctx, s.Pollers)
-	return workerCheck(n, err, s.TaskQueue)
+	if err == nil {
+		pollers = &n
+	}
+	check, note = workerCheck(n, err, s.TaskQueue)
+	return check, note, pollers
 }

@@ -23,6 +23,7 @@ const (
 	ExitFailed      = 3 // a service failed to provision (or status found one failed); its provisioningError is printed
 	ExitTimeout     = 4 // --wait gave up after --timeout
 	ExitUnreachable = 5 // no answer from the server
+	ExitNoWorker    = 6 // status: no worker polls the task queue, so nothing is provisioned
 )
 
 // exitCodesHelp is appended to the help of every client command.
@@ -36,6 +37,7 @@ Exit codes:
      its provisioningError is printed
   4  --wait gave up after --timeout
   5  the server could not be reached
+  6  status: no worker polls the task queue (services stay pending)
 When several things fail, the highest code wins.`
 
 const connectionHelp = `

@@ -20,6 +20,8 @@ type statusView struct {
 	// Worker is the server's word on the workers when it is not "ok":
 	// "no worker is polling task queue X" explains services left pending.
 	Worker string `json:"worker,omitempty"`
+	// noWorker: the server counted no worker polling its task queue.
+	noWorker bool
 }
 
 type statusService struct {
@@ -61,9 +63,9 @@ NodePort, "cluster" for a ClusterIP.
 
 Failed services are listed again below the tables with their provisioningError,
 and when no worker polls the task queue (so services stay pending) a last line
-says so. As a health check would, status exits 3 when any service is failed
-(after printing everything, in any -o format); 'svcbridge reconcile --failed'
-retries them all.
+says so. As a health check would, status exits 3 when any service is failed,
+and 6 when no worker polls the task queue (after printing everything, in any
+-o format); 'svcbridge reconcile --failed' retries the failed ones.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge status
   svcbridge status -o yaml`,
@@ -93,7 +95,7 @@ retries them all.
 			if err != nil {
 				return err
 			}
-			return v.failed()
+			return v.problems()
 		}),
 	}
 	c.flags(cmd)
@@ -114,6 +116,7 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	// Best effort: an older server does not report its workers.
 	if r, err := c.Readyz(ctx); err == nil && r.Worker != "ok" {
 		v.Worker = r.Worker
+		v.noWorker = r.Pollers != nil && *r.Pollers == 0
 	}
 	for _, s := range svcs {
 		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: inv.backend(s),
@@ -164,9 +167,13 @@ func (v statusView) failedServices() []statusService {
 	return out
 }
 
-// failed is exit code 3 when a service is failed: the status printed
-// says which and why.
-func (v statusView) failed() error {
+// problems is status's exit, as a health check's: 6 when no worker polls
+// the task queue (nothing gets provisioned), else 3 when a service is
+// failed. The status printed says which and why.
+func (v statusView) problems() error {
+	if v.noWorker {
+		return &reported{code: ExitNoWorker, msg: v.Worker}
+	}
 	var names []string
 	for _, s := range v.failedServices() {
 		names = append(names, s.Name)

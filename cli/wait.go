@@ -230,6 +230,11 @@ func progressOf(s Service) string {
 	if e := s.ErrorText(); e != "" && s.ProvisioningStatus == "failed" {
 		b.WriteString(": " + e)
 	}
+	// Why it waits (no worker polls), as describe says: a --wait that gives
+	// up prints this line.
+	if !s.Settled() && s.ProvisioningMessage != "" {
+		b.WriteString(": " + s.ProvisioningMessage)
+	}
 	return b.String()
 }
 

@@ -41,10 +41,15 @@ func (in Installation) Trigger(c client.Client, st *store.Store) trigger.Trigger
 }
 
 // APIOptions are the API's options that come from the installation; the
-// caller adds its authentication, limits and logger.
-func (in Installation) APIOptions(c client.Client, st *store.Store) api.Options {
-	return api.Options{Store: st, Reconciler: in.Trigger(c, st), IDs: in.IDs, ControlPlane: in.ControlPlane,
+// caller adds its authentication, limits and logger. cs reaches the cluster
+// on the Kubernetes control plane (nil elsewhere), for /readyz.
+func (in Installation) APIOptions(c client.Client, st *store.Store, cs kubernetes.Interface) api.Options {
+	o := api.Options{Store: st, Reconciler: in.Trigger(c, st), IDs: in.IDs, ControlPlane: in.ControlPlane,
 		Tags: in.Tags, Pollers: in.Workflows(c).Pollers, TaskQueue: in.TaskQueue}
+	if cs != nil {
+		o.Kubernetes = worker.KubeProbe(cs).Check
+	}
+	return o
 }
 
 // Worker is a worker with every workflow and activity registered; cs

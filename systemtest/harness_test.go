@@ -167,7 +167,7 @@ const testWebUI = "http://ui.example:9999"
 
 func (s *system) serveAPI() {
 	t := s.t
-	opts := s.installation().APIOptions(s.temporal, s.store)
+	opts := s.installation().APIOptions(s.temporal, s.store, s.kube)
 	opts.BridgePorts, opts.BridgePortsRaw = store.PortRange{First: 10024, Last: 65535}, "10024-65535"
 	opts.Auth, opts.Namespace, opts.WebUI = testAuth(), "default", testWebUI
 	h := api.New(opts)

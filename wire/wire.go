@@ -250,6 +250,12 @@ type Readiness struct {
 	Store    string `json:"store"`
 	Temporal string `json:"temporal,omitempty"`
 	Worker   string `json:"worker,omitempty"`
+	// Pollers counts the workers polling the task queue, when Temporal
+	// could tell.
+	Pollers *int `json:"pollers,omitempty"`
+	// Kubernetes is the kube-apiserver's state, on the Kubernetes control
+	// plane.
+	Kubernetes string `json:"kubernetes,omitempty"`
 }
 
 // Health is the answer of /healthz.

@@ -194,7 +194,11 @@ func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
 
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
-	opts := p.installation().APIOptions(p.temporal, p.store)
+	cs, err := p.kubeClient()
+	if err != nil {
+		return err
+	}
+	opts := p.installation().APIOptions(p.temporal, p.store, cs)
 	opts.Namespace, opts.WebUI = p.cfg.TemporalNamespace, p.cfg.TemporalUIURL
 	opts.BridgePorts, opts.BridgePortsRaw = p.cfg.BridgePorts, p.cfg.BridgePortsRaw
 	opts.Logger, opts.Auth, opts.Sessions = p.log, u.authn, u.sessions
@@ -213,16 +217,24 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	return srv.Shutdown(sctx)
 }
 
+// kubeClient reaches the cluster on the Kubernetes control plane (in
+// cluster, or out of it through KUBECONFIG / ~/.kube/config); nil elsewhere.
+func (p parts) kubeClient() (kubernetes.Interface, error) {
+	if p.cfg.ControlPlane != service.ControlPlaneKubernetes {
+		return nil, nil
+	}
+	cs, err := kube.NewClient("")
+	if err != nil {
+		return nil, fmt.Errorf("connect to Kubernetes: %w", err)
+	}
+	return cs, nil
+}
+
 // runWorker polls the task queue and resyncs until ctx ends.
 func (p parts) runWorker(ctx context.Context) error {
-	var cs kubernetes.Interface
-	if p.cfg.ControlPlane == service.ControlPlaneKubernetes {
-		// In cluster, or out of it through KUBECONFIG / ~/.kube/config.
-		kc, err := kube.NewClient("")
-		if err != nil {
-			return fmt.Errorf("connect to Kubernetes: %w", err)
-		}
-		cs = kc
+	cs, err := p.kubeClient()
+	if err != nil {
+		return err
 	}
 	// A worker that stops on a fatal error (its namespace deleted, say)
 	// ends the process, so a supervisor restarts it instead of keeping an
