@@ -158,6 +158,21 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		}
 	}
 
+	// A second dev on the same data directory (other ports) exits at once,
+	// naming the directory and the running one; the first keeps serving.
+	second := start(t, env, "dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+	select {
+	case err := <-second.done:
+		want := fmt.Sprintf("data directory %s is in use by another svcbridge dev (pid %d)", dataDir, dev.cmd.Process.Pid)
+		if err == nil || !strings.Contains(second.out(), want) {
+			t.Errorf("a second dev on the data directory exited with %v, want an error saying %q:\n%s", err, want, second.out())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("a second dev on the same data directory kept running:\n%s", second.out())
+	}
+	waitHTTP(t, s.url+"/readyz", dev)
+
 	// dev made an admin token, readable by its owner only, and it works.
 	tokenPath := filepath.Join(dataDir, "admin.token")
 	fi, err := os.Stat(tokenPath)

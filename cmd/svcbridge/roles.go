@@ -340,6 +340,7 @@ type devSystem struct {
 	users     users
 	token     string
 	tokenPath string
+	unlock    func() // releases the data directory
 }
 
 // devMemoryLimit is the embedded setup's soft memory limit unless
@@ -353,7 +354,7 @@ const devMemoryLimit = 150 << 20
 
 // startDev starts the embedded Temporal server and connects the store
 // (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI.
-func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (*devSystem, error) {
+func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (d *devSystem, err error) {
 	log := newLogger(cfg)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(devMemoryLimit)
@@ -361,8 +362,17 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
 	}
-	d := &devSystem{}
-	var err error
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	d = &devSystem{unlock: unlock}
+	// A failed start releases the directory.
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
 	if d.token, d.tokenPath, err = devAdminToken(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("admin token in DATA_DIR: %w", err)
 	}
@@ -411,6 +421,7 @@ func (d *devSystem) run(ctx context.Context) error {
 func (d *devSystem) close() {
 	d.parts.close()
 	d.temporal.Stop()
+	d.unlock()
 }
 
 // saveDevContext saves dev's server and admin token as the CLI's current
