@@ -18,9 +18,14 @@ ENV GOTOOLCHAIN=local CGO_ENABLED=0
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
+# The release the binary reports (version, /healthz, X-Svcbridge-Version,
+# svcbridge_build_info): --build-arg VERSION=1.2.3, by default the Helm
+# chart's appVersion, the tag the chart deploys. The context has no .git.
+ARG VERSION=""
 # A cold build compiles the embedded Temporal server and takes several minutes.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w" -o /out/svcbridge ./cmd/svcbridge && \
+    version="${VERSION:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' deploy/helm/svcbridge/Chart.yaml)}" && \
+    go build -trimpath -ldflags "-s -w -X svcbridge/buildinfo.release=$version" -o /out/svcbridge ./cmd/svcbridge && \
     go build -trimpath -ldflags "-s -w" -o /out/svcbridge-probe ./deploy/probe
 
 # ---- run ----

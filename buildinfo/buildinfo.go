@@ -1,6 +1,7 @@
-// Package buildinfo says which svcbridge this is, from what the Go
-// toolchain recorded in the binary: the module version when it was built
-// from a tagged module, else the VCS revision it was built from.
+// Package buildinfo says which svcbridge this is: the release a build
+// was stamped with, else what the Go toolchain recorded in the binary (the
+// module version when it was built from a tagged module, else the VCS
+// revision it was built from).
 package buildinfo
 
 import (
@@ -8,18 +9,27 @@ import (
 	"sync"
 )
 
-// Version is svcbridge's version: "v1.2.3" for a tagged build,
-// "devel+<revision>[-dirty]" for a build from a checkout, "devel" when the
-// binary records neither (go test, go run outside a checkout).
+// release is the version a release build is stamped with (the image's
+// VERSION build argument, by default the chart's appVersion):
+// go build -ldflags "-X svcbridge/buildinfo.release=1.2.3".
+var release string
+
+// Version is svcbridge's version: the stamped release, "v1.2.3" for a
+// build of a tagged module, "devel+<revision>[-dirty]" for a build from a
+// checkout, "devel" when the binary records none of these (go test, go run
+// outside a checkout).
 var Version = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	return fromBuildInfo(bi)
+	bi, _ := debug.ReadBuildInfo()
+	return version(release, bi)
 })
 
-func fromBuildInfo(bi *debug.BuildInfo) string {
+func version(release string, bi *debug.BuildInfo) string {
+	if release != "" {
+		return release
+	}
+	if bi == nil {
+		return "devel"
+	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}

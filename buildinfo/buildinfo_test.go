@@ -24,9 +24,17 @@ func TestFromBuildInfo(t *testing.T) {
 		{"dirty checkout", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: setting("vcs.revision", "abc", "vcs.modified", "true")}, "devel+abc-dirty"},
 		{"nothing recorded", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
 	} {
-		if got := fromBuildInfo(&tc.bi); got != tc.want {
+		if got := version("", &tc.bi); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
+	}
+	// A stamped release wins over everything the toolchain recorded.
+	checkout := debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: setting("vcs.revision", "abc")}
+	if got := version("1.2.3", &checkout); got != "1.2.3" {
+		t.Errorf("stamped 1.2.3: got %q", got)
+	}
+	if got := version("", nil); got != "devel" {
+		t.Errorf("no build info: got %q, want devel", got)
 	}
 	if Version() == "" {
 		t.Error("Version is empty")

@@ -1137,11 +1137,13 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("final stage %q, want distroless static or scratch (a static binary needs nothing else)", last)
 	}
 	joined := strings.Join(ins, "\n")
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "./cmd/svcbridge", "./deploy/probe"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "./cmd/svcbridge", "./deploy/probe",
+		"ARG VERSION", `-X svcbridge/buildinfo.release=$version"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the build does not use %s", want)
 		}
 	}
+	checkDockerVersion(t, joined)
 	var user, entry, cmd string
 	for _, in := range final {
 		switch k, v, _ := strings.Cut(in, " "); k {
@@ -1165,6 +1167,33 @@ func TestDockerfile(t *testing.T) {
 	}
 	if cmd != `["api"]` {
 		t.Errorf("CMD %s, want [\"api\"]", cmd)
+	}
+}
+
+// checkDockerVersion runs the build's version assignment as the image's
+// shell would: the binary is stamped with --build-arg VERSION, else with
+// the chart's appVersion (the tag the chart deploys), never left "devel".
+func checkDockerVersion(t *testing.T, build string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)(version="\$\{VERSION:-.*?\}") &&`).FindStringSubmatch(build)
+	if m == nil {
+		t.Fatal(`the build does not set version="${VERSION:-...}"`)
+	}
+	chart, err := os.ReadFile(filepath.Join(root, "deploy/helm/svcbridge/Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := regexp.MustCompile(`(?m)^appVersion: *"?([^"\s]+)"?`).FindSubmatch(chart)
+	if app == nil {
+		t.Fatal("Chart.yaml has no appVersion")
+	}
+	for arg, want := range map[string]string{"": string(app[1]), "2.3.4": "2.3.4"} {
+		cmd := exec.Command("sh", "-c", m[1]+` && printf %s "$version"`)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "VERSION="+arg)
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != want {
+			t.Errorf("with VERSION=%q the image's binary is stamped %q (%v), want %q", arg, out, err, want)
+		}
 	}
 }
 
