@@ -156,7 +156,11 @@ func (d describer) service(ctx context.Context, name string) error {
 	if s.K8sType != nil {
 		d.field("Kubernetes type", *s.K8sType)
 	}
-	d.field("Endpoint", orNone(s.ServiceEndpoint))
+	if s.ServiceEndpoint == nil || *s.ServiceEndpoint == "" {
+		d.field("Endpoint", "<none>")
+	} else {
+		d.field("Endpoint", servedText(s, *s.ServiceEndpoint))
+	}
 	if s.K8sType != nil {
 		d.field("Allowed from", allowedFrom(s))
 	}
@@ -204,7 +208,11 @@ func (d describer) distribution(s Service, now time.Time) error {
 		return nil
 	}
 	n, m := s.Agents()
-	d.field("Distribution", fmt.Sprintf("%d/%d agents listening", n, m))
+	dist := fmt.Sprintf("%d/%d agents listening", n, m)
+	if !served(s) && n > 0 {
+		dist += "; no traffic until the service is ready again (it failed)"
+	}
+	d.field("Distribution", dist)
 	if len(s.Distribution) == 0 {
 		return nil
 	}

@@ -117,11 +117,25 @@ func endpoint(s Service) string {
 	if s.ServiceEndpoint == nil || *s.ServiceEndpoint == "" {
 		return ""
 	}
+	ep := *s.ServiceEndpoint
 	if s.ServicePort != nil {
-		return *s.ServiceEndpoint + ":" + strconv.Itoa(*s.ServicePort)
+		ep += ":" + strconv.Itoa(*s.ServicePort)
 	}
-	return *s.ServiceEndpoint
+	return servedText(s, ep)
 }
+
+// servedText marks an endpoint of a service that is not served.
+func servedText(s Service, ep string) string {
+	if !served(s) {
+		return ep + " (not served)"
+	}
+	return ep
+}
+
+// served reports whether traffic to s can flow: a failed service keeps the
+// endpoint it had, but its connector, hub listener or Kubernetes Service is
+// not in place, so its endpoint and its agents' listeners carry nothing.
+func served(s Service) bool { return s.ProvisioningStatus != "failed" }
 
 // allowedFrom is who may reach the open port, as Juju's status shows
 // exposure: a LoadBalancer's loadBalancerSourceRanges (anyone when none), a

@@ -136,13 +136,6 @@ func age(t time.Time, now time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func orNone(s *string) string {
-	if s == nil || *s == "" {
-		return "<none>"
-	}
-	return *s
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"

@@ -493,14 +493,20 @@ func TestCLIEveryVerb(t *testing.T) {
 		if !strings.Contains(r.stdout, "service/checkout unchanged") || !strings.Contains(r.stderr, "has routerMode none") {
 			t.Errorf("apply --wait of a failing service:\n%s", r)
 		}
-		// status fails as a health check would, whatever its format.
+		// status fails as a health check would, whatever its format; the
+		// endpoint it had is not shown as if it served.
 		r = cliMust(t, s.url, 3, "status")
-		if !cliHasLine(r.stdout, "checkout", "microservice", "orders/checkout:8080", "10024", "hub.example.com:10024", "failed") ||
+		if !cliHasLine(r.stdout, "checkout", "microservice", "orders/checkout:8080", "10024", "hub.example.com:10024", "(not", "served)", "failed") ||
 			!strings.Contains(r.stdout, "service checkout failed: Agent fog-a has routerMode none") {
 			t.Errorf("status with a failed service:\n%s", r)
 		}
 		if r = cliMust(t, s.url, 3, "status", "-o", "json"); !strings.Contains(r.stdout, `"status": "failed"`) {
 			t.Errorf("status -o json with a failed service:\n%s", r)
+		}
+		r = cliMust(t, s.url, 0, "describe", "service", "checkout")
+		if !regexp.MustCompile(`Endpoint: +hub\.example\.com \(not served\)`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`Distribution: +\d+/\d+ agents listening; no traffic until the service is ready again \(it failed\)`).MatchString(r.stdout) {
+			t.Errorf("describe of a failed service shows it served:\n%s", r)
 		}
 		r = cliMust(t, s.url, 3, "reconcile", "--failed", "--wait", "--timeout", "60s")
 		if r.stdout != "service/checkout reconcile requested\n" || !strings.Contains(r.stderr, "service checkout failed: Agent fog-a has routerMode none") {
@@ -792,9 +798,16 @@ func TestCLIWaitTimeout(t *testing.T) {
 	doc := cliFile(t, "vendor.yaml", cliFleet[:strings.Index(cliFleet, "---")]+"---\n"+cliFleet[strings.LastIndex(cliFleet, "---")+4:])
 	start := time.Now()
 	r := cliMust(t, s.url, 4, "apply", "-f", doc, "--wait", "--timeout", "2s")
+	// It says why nothing happens, as describe does.
 	if !strings.Contains(r.stdout, "service/vendor created") ||
-		!strings.Contains(r.stderr, "timed out after 2s; service vendor: reconciling generation 1 (observed 0, pending)") {
+		!strings.Contains(r.stderr, "timed out after 2s; service vendor: reconciling generation 1 (observed 0, pending)") ||
+		!strings.HasSuffix(strings.TrimSpace(r.stderr), ": no worker is polling task queue "+taskQueue) {
 		t.Errorf("apply --wait with no worker:\n%s", r)
+	}
+	// status, as a health check, exits 6 and says why.
+	r = cliMust(t, s.url, 6, "status")
+	if !strings.Contains(r.stdout, "workers: no worker is polling task queue "+taskQueue) {
+		t.Errorf("status with no worker:\n%s", r)
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("apply --wait --timeout 2s took %s", d)
