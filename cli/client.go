@@ -578,10 +578,15 @@ func (c *Client) CheckToken(ctx context.Context) error {
 	return err
 }
 
-// ServerVersion is the version the server reports in GET /api/v3/status.
+// ServerVersion is svcbridge's build version as the server reports it in
+// GET /api/v3/status: versions.svcbridge, or versions.controller from
+// servers that reported it there.
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 	var st wire.Status
 	_, err := c.getJSON(ctx, "/api/v3/status", &st)
+	if st.Versions.Svcbridge != "" {
+		return st.Versions.Svcbridge, err
+	}
 	return st.Versions.Controller, err
 }
 

@@ -267,7 +267,11 @@ type Status struct {
 	Versions  Versions `json:"versions"`
 }
 
-// Versions is Status's versions.
+// Versions is Status's versions. Controller is the ioFog API version
+// svcbridge implements (buildinfo.IofogAPIVersion, N.N.N), which ioFog
+// clients check; Svcbridge is svcbridge's own build version, absent from
+// servers that reported it as Controller.
 type Versions struct {
 	Controller string `json:"controller"`
+	Svcbridge  string `json:"svcbridge,omitempty"`
 }
