@@ -217,7 +217,8 @@ type AgentToken struct {
 	UUID  string `json:"uuid"`
 }
 
-// Microservice is a microservice as the API answers it.
+// Microservice is a microservice as the API answers it (the items of
+// MicroserviceList).
 type Microservice struct {
 	UUID            string    `json:"uuid"`
 	Application     string    `json:"application"`
@@ -226,6 +227,9 @@ type Microservice struct {
 	HostNetworkMode bool      `json:"hostNetworkMode"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
+	// The reference controller's fields, so that ioFog clients read
+	// svcbridge's answer as they read the reference's.
+	IofogMicroservice
 }
 
 // Event is one of a service's events, as Kubernetes' events are shown.
