@@ -516,3 +516,38 @@ func TestFogMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestOfApplication(t *testing.T) {
+	var sorted []inventory.Microservice
+	for _, am := range []string{"a/x", "b/x", "b/y", "bb/x", "c/x"} {
+		app, name, _ := strings.Cut(am, "/")
+		sorted = append(sorted, inventory.Microservice{Application: app, Name: name})
+	}
+	for _, tc := range []struct {
+		app  string
+		want []string // names; nil: 404
+	}{
+		{"a", []string{"x"}},
+		{"b", []string{"x", "y"}},
+		{"bb", []string{"x"}},
+		{"c", []string{"x"}},
+		{"", nil},
+		{"ab", nil},
+		{"d", nil},
+	} {
+		got, err := ofApplication(sorted, tc.app)
+		var names []string
+		for _, m := range got {
+			if m.Application != tc.app {
+				t.Errorf("%q: %+v", tc.app, m)
+			}
+			names = append(names, m.Name)
+		}
+		if !slices.Equal(names, tc.want) || (tc.want == nil) != (err != nil) {
+			t.Errorf("%q: %v, %v; want %v", tc.app, names, err, tc.want)
+		}
+	}
+	if _, err := ofApplication(nil, "a"); err == nil || err.Error() != "Invalid flow id a" {
+		t.Errorf("no microservices: %v", err)
+	}
+}

@@ -36,6 +36,22 @@ func microserviceAnswer(m inventory.Microservice) wire.Microservice {
 
 func microserviceKey(m inventory.Microservice) []string { return []string{m.Application, m.Name} }
 
+// ofApplication returns app's microservices of sorted (by application,
+// then name, as the store lists them): one run. An application no
+// microservice is in is the reference's 404: svcbridge knows an
+// application only by its microservices.
+func ofApplication(sorted []inventory.Microservice, app string) ([]inventory.Microservice, error) {
+	lo, _ := slices.BinarySearchFunc(sorted, app, func(m inventory.Microservice, app string) int { return strings.Compare(m.Application, app) })
+	hi := lo
+	for hi < len(sorted) && sorted[hi].Application == app {
+		hi++
+	}
+	if lo == hi {
+		return nil, notFound("Invalid flow id %s", app)
+	}
+	return sorted[lo:hi], nil
+}
+
 // listMicroservices answers the reference controller's list,
 // {"microservices": [...]}, of one application with ?application=
 // (unknown: 404, as the reference answers an application it does not
@@ -48,21 +64,14 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		if err != nil || !filtered {
 			return all, err
 		}
-		// Sorted by application first: the application's are one run.
-		lo, _ := slices.BinarySearchFunc(all, app, func(m inventory.Microservice, app string) int { return strings.Compare(m.Application, app) })
-		hi := lo
-		for hi < len(all) && all[hi].Application == app {
-			hi++
-		}
-		if lo == hi {
-			return nil, notFound("Invalid flow id %s", app)
-		}
-		return all[lo:hi], nil
+		return ofApplication(all, app)
 	}
-	if watch, ok := wantsWatch(c); !ok || watch {
-		if ok {
-			serveList(s, c, readList, microserviceKey, showEach(microserviceAnswer))
-		}
+	watch, ok := wantsWatch(c)
+	if !ok {
+		return
+	}
+	if watch {
+		serveList(s, c, readList, microserviceKey, showEach(microserviceAnswer))
 		return
 	}
 	q, err := parsePage(c.Query("limit"), c.Query("continue"))
