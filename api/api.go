@@ -116,6 +116,7 @@ func New(o Options) http.Handler {
 	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
+	s.iofogRoutes(users)
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))

@@ -42,6 +42,8 @@ var lowestRole = map[string]auth.Role{
 	"POST /api/v3/agents/:agent/token":        auth.SRE,
 	"GET /api/v3/microservices":               auth.Viewer,
 	"GET /api/v3/microservices/:uuid":         auth.Viewer,
+	"GET /api/v3/iofog-list":                  auth.Viewer,
+	"GET /api/v3/iofog/:uuid":                 auth.Viewer,
 	"POST /api/v3/microservices":              auth.SRE,
 	"PATCH /api/v3/microservices/:uuid":       auth.SRE,
 	"DELETE /api/v3/microservices/:uuid":      auth.SRE,

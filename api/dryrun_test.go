@@ -79,7 +79,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	api.Do("DELETE", "/api/v3/agents/fog-a"+dry, nil).Want(204)
 	api.Do("GET", "/api/v3/agents/fog-a", nil).Want(200)
 	api.JSON("POST", "/api/v3/microservices"+dry, map[string]any{"application": "orders", "name": "m", "agent": "fog-a"}).Want(201)
-	if list := api.Do("GET", "/api/v3/microservices", nil).Want(200); string(list.Body) != "[]" {
+	if list := api.Do("GET", "/api/v3/microservices", nil).Want(200); string(list.Body) != `{"microservices":[]}` {
 		t.Errorf("a dry-run microservice was stored: %s", list.Body)
 	}
 	if len(rec.Services()) != services || len(rec.Agents()) != agents {

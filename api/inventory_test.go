@@ -519,10 +519,10 @@ func TestMicroserviceCRUD(t *testing.T) {
 		}
 		createMicroservice(t, api, map[string]any{"application": "shop", "name": "basket", "agent": "plant-a"})
 
-		var list []inventory.Microservice
+		var list struct{ Microservices []inventory.Microservice }
 		api.Do(http.MethodGet, "/api/v3/microservices", nil).Want(http.StatusOK).Decode(&list)
 		var names []string
-		for _, m := range list {
+		for _, m := range list.Microservices {
 			names = append(names, m.Application+"/"+m.Name)
 		}
 		if !slices.Equal(names, []string{"billing/cart", "shop/basket", "shop/cart"}) {

@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -23,16 +26,73 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 	g.DELETE("/microservices/:uuid", s.deleteMicroservice)
 }
 
-// microserviceAnswer is m as the API answers it.
+// microserviceAnswer is m as the API answers it: svcbridge's fields and
+// the reference controller's.
 func microserviceAnswer(m inventory.Microservice) wire.Microservice {
 	return wire.Microservice{UUID: m.UUID, Application: m.Application, Name: m.Name, Agent: m.AgentUUID,
-		HostNetworkMode: m.HostNetworkMode, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+		HostNetworkMode: m.HostNetworkMode, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		IofogMicroservice: iofogMicroservice(m)}
 }
 
+func microserviceKey(m inventory.Microservice) []string { return []string{m.Application, m.Name} }
+
+// ofApplication returns app's microservices of sorted (by application,
+// then name, as the store lists them): one run. An application no
+// microservice is in is the reference's 404: svcbridge knows an
+// application only by its microservices.
+func ofApplication(sorted []inventory.Microservice, app string) ([]inventory.Microservice, error) {
+	lo, _ := slices.BinarySearchFunc(sorted, app, func(m inventory.Microservice, app string) int { return strings.Compare(m.Application, app) })
+	hi := lo
+	for hi < len(sorted) && sorted[hi].Application == app {
+		hi++
+	}
+	if lo == hi {
+		return nil, notFound("Invalid flow id %s", app)
+	}
+	return sorted[lo:hi], nil
+}
+
+// listMicroservices answers the reference controller's list,
+// {"microservices": [...]}, of one application with ?application=
+// (unknown: 404, as the reference answers an application it does not
+// hold), paged with ?limit= and ?continue= as the other lists are; a
+// watch (?watch=true) streams the items' changes as the other lists'.
 func (s *Server) listMicroservices(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
-		return txValue(s, c, (*store.Tx).ListMicroservices)
-	}, func(m inventory.Microservice) []string { return []string{m.Application, m.Name} }, showEach(microserviceAnswer))
+	app, filtered := c.GetQuery("application")
+	readList := func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
+		all, err := txValue(s, c, (*store.Tx).ListMicroservices)
+		if err != nil || !filtered {
+			return all, err
+		}
+		return ofApplication(all, app)
+	}
+	watch, ok := wantsWatch(c)
+	if !ok {
+		return
+	}
+	if watch {
+		serveList(s, c, readList, microserviceKey, showEach(microserviceAnswer))
+		return
+	}
+	q, err := parsePage(c.Query("limit"), c.Query("continue"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	items, err := readList(c, q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	page, next := paginate(items, microserviceKey, q)
+	if next != "" {
+		c.Header(ContinueHeader, next)
+	}
+	list := wire.MicroserviceList{Microservices: make([]wire.Microservice, len(page))}
+	for i, m := range page {
+		list.Microservices[i] = microserviceAnswer(m)
+	}
+	c.JSON(http.StatusOK, list)
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.
@@ -64,9 +124,23 @@ type msInput struct {
 }
 
 // microserviceFields are the keys a microservice JSON document may carry:
-// what the decoder reads, plus what GET answers (accepted and ignored).
-var microserviceFields = document.NewFieldSet("uuid", "application", "name", "agent", "hostNetworkMode",
-	"createdAt", "updatedAt")
+// every key GET answers, so that an answer can be sent back; the decoder
+// reads uuid, application, name, agent and hostNetworkMode, and ignores the
+// others.
+var microserviceFields = document.NewFieldSet(answerKeys(wire.Microservice{})...)
+
+// answerKeys are the keys of v's JSON object.
+func answerKeys(v any) []string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // wire types of strings, numbers and lists
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		panic(err)
+	}
+	return slices.Collect(maps.Keys(obj))
+}
 
 func decodeMicroserviceJSON(body []byte) (msInput, error) {
 	obj, err := document.ReadJSONFields(body, microserviceFields)

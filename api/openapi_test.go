@@ -609,6 +609,15 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call(ms+"/{uuid}", 400, js("PATCH", ms+"/"+m.UUID, map[string]any{"agent": "nope"}))
 	call(ms+"/{uuid}", 404, js("PATCH", ms+"/nope", map[string]any{}))
 	call(ms+"/{uuid}", 413, js("PATCH", ms+"/"+m.UUID, big))
+	call(ms, 200, do("GET", ms+"?application=orders"))
+	call(ms, 404, do("GET", ms+"?application=nope"))
+
+	// The ioFog controller's agent reads.
+	call("/api/v3/iofog-list", 200, do("GET", "/api/v3/iofog-list?filters[0][key]=name&filters[0][value]=plant&filters[0][condition]=has"))
+	call("/api/v3/iofog-list", 400, do("GET", "/api/v3/iofog-list?filters[0][key]=name"))
+	call("/api/v3/iofog-list", 401, js("GET", "/api/v3/iofog-list", nil, noBearer...))
+	call("/api/v3/iofog/{uuid}", 200, do("GET", "/api/v3/iofog/"+plant.UUID))
+	call("/api/v3/iofog/{uuid}", 404, do("GET", "/api/v3/iofog/plant-a"))
 
 	// Services.
 	call(svcs, 201, js("POST", svcs, map[string]any{"name": "checkout", "type": "microservice", "resource": "orders/checkout", "targetPort": 8080, "tags": []string{"checkout"}}))

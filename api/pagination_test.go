@@ -67,7 +67,7 @@ func TestListRoutesPage(t *testing.T) {
 		api.JSON("POST", "/api/v3/services", map[string]any{"name": fmt.Sprintf("svc-%d", i), "type": "external", "resource": "203.0.113.1", "targetPort": 80 + i}).Want(201)
 	}
 	for _, c := range []struct{ path, field string }{
-		{"/api/v3/agents", "name"}, {"/api/v3/microservices", "name"}, {"/api/v3/services", "name"},
+		{"/api/v3/agents", "name"}, {"/api/v3/services", "name"}, // microservices: TestIofogReads
 	} {
 		list := func(r *testResponse) []map[string]any {
 			var l []map[string]any

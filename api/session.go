@@ -27,7 +27,7 @@ func (s *Server) sessionRoutes(g *gin.RouterGroup) {
 func (s *Server) status(c *gin.Context) {
 	now := time.Now()
 	c.JSON(http.StatusOK, wire.Status{Status: "online", Timestamp: now.UnixMilli(), UptimeSec: now.Sub(s.started).Seconds(),
-		Versions: wire.Versions{Controller: buildinfo.Version()}})
+		Versions: wire.Versions{Controller: buildinfo.IofogAPIVersion, Svcbridge: buildinfo.Version()}})
 }
 
 var (

@@ -49,3 +49,12 @@ func version(release string, bi *debug.BuildInfo) string {
 	}
 	return "devel+" + rev[:min(12, len(rev))] + dirty
 }
+
+// IofogAPIVersion is the version of the ioFog controller API that svcbridge
+// implements: the reference controller's release whose routes and shapes it
+// follows (Datasance Controller v3.7.3). GET /api/v3/status reports it as
+// versions.controller, since ioFog clients gate features on that value:
+// potctl refuses a controller whose version is not N.N.N with a major of at
+// least 2, and the Go SDK lists all microservices in one call only from
+// 2.0.2 on.
+const IofogAPIVersion = "3.7.3"

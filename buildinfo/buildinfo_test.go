@@ -2,6 +2,8 @@ package buildinfo
 
 import (
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,26 @@ func TestFromBuildInfo(t *testing.T) {
 	}
 	if Version() == "" {
 		t.Error("Version is empty")
+	}
+}
+
+// TestIofogAPIVersion: the version ioFog clients read must pass their
+// checks: potctl's N.N.N with a major of at least 2, and the Go SDK's
+// (major >= 2, minor >= 0, patch >= 2) for the one-call microservice list.
+func TestIofogAPIVersion(t *testing.T) {
+	parts := strings.Split(IofogAPIVersion, ".")
+	if len(parts) != 3 {
+		t.Fatalf("%q is not N.N.N", IofogAPIVersion)
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 || strconv.Itoa(v) != p {
+			t.Fatalf("%q: part %q is not a number", IofogAPIVersion, p)
+		}
+		n[i] = v
+	}
+	if n[0] < 2 || n[2] < 2 {
+		t.Fatalf("%q: potctl needs a major of at least 2, the SDK's microservice list a patch of at least 2", IofogAPIVersion)
 	}
 }

@@ -274,8 +274,8 @@ func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, e
 		if err != nil {
 			return nil, err
 		}
-		var page []json.RawMessage
-		if err := json.Unmarshal(body, &page); err != nil {
+		page, err := listPage(body)
+		if err != nil {
 			return nil, fmt.Errorf("GET %s: unexpected answer: %v", path, err)
 		}
 		out = append(out, page...)
@@ -285,6 +285,28 @@ func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, e
 		}
 		q.Set("continue", next)
 	}
+}
+
+// listPage reads a page of a list: a JSON array, or an object holding
+// one, as {"microservices": [...]} (the reference controller's shape,
+// which servers answer GET /microservices with since they serve the ioFog
+// clients' reads; older servers answer the bare array).
+func listPage(body []byte) ([]json.RawMessage, error) {
+	var page []json.RawMessage
+	arrayErr := json.Unmarshal(body, &page)
+	if arrayErr == nil {
+		return page, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil || len(obj) != 1 {
+		return nil, arrayErr
+	}
+	for _, list := range obj {
+		if err := json.Unmarshal(list, &page); err != nil {
+			return nil, err
+		}
+	}
+	return page, nil
 }
 
 // getJSON GETs path into v and returns the raw answer.
@@ -578,10 +600,15 @@ func (c *Client) CheckToken(ctx context.Context) error {
 	return err
 }
 
-// ServerVersion is the version the server reports in GET /api/v3/status.
+// ServerVersion is svcbridge's build version as the server reports it in
+// GET /api/v3/status: versions.svcbridge, or versions.controller from
+// servers that reported it there.
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 	var st wire.Status
 	_, err := c.getJSON(ctx, "/api/v3/status", &st)
+	if st.Versions.Svcbridge != "" {
+		return st.Versions.Svcbridge, err
+	}
 	return st.Versions.Controller, err
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"svcbridge/wire"
 )
 
 // The documents `get -o json|yaml` prints are the documents apply reads
@@ -134,6 +136,20 @@ func agentDocument(raw []byte) ([]byte, error) {
 
 // microserviceDocument names the microservice application/name, as apply
 // and every verb name it.
+// iofogMicroserviceKeys are the reference controller's fields of a
+// microservice answer (wire.IofogMicroservice), there for ioFog clients:
+// beyond the agent svcbridge holds none of them, so its documents leave
+// them out.
+var iofogMicroserviceKeys = func() map[string]bool {
+	b, _ := json.Marshal(wire.IofogMicroservice{})
+	fields, _ := objectFields(b)
+	keys := map[string]bool{}
+	for _, f := range fields {
+		keys[f.key] = true
+	}
+	return keys
+}()
+
 func microserviceDocument(raw []byte) ([]byte, error) {
 	fields, err := objectFields(raw)
 	if err != nil {
@@ -142,7 +158,7 @@ func microserviceDocument(raw []byte) ([]byte, error) {
 	var app, name string
 	json.Unmarshal(fields.get("application"), &app)
 	json.Unmarshal(fields.get("name"), &name)
-	kept := slices.DeleteFunc(fields, func(f field) bool { return f.key == "application" })
+	kept := slices.DeleteFunc(fields, func(f field) bool { return f.key == "application" || iofogMicroserviceKeys[f.key] })
 	for i, f := range kept {
 		if f.key == "name" {
 			kept[i].value = rawString(app + "/" + name)

@@ -217,7 +217,8 @@ type AgentToken struct {
 	UUID  string `json:"uuid"`
 }
 
-// Microservice is a microservice as the API answers it.
+// Microservice is a microservice as the API answers it (the items of
+// MicroserviceList).
 type Microservice struct {
 	UUID            string    `json:"uuid"`
 	Application     string    `json:"application"`
@@ -226,6 +227,9 @@ type Microservice struct {
 	HostNetworkMode bool      `json:"hostNetworkMode"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
+	// The reference controller's fields, so that ioFog clients read
+	// svcbridge's answer as they read the reference's.
+	IofogMicroservice
 }
 
 // Event is one of a service's events, as Kubernetes' events are shown.
@@ -273,7 +277,11 @@ type Status struct {
 	Versions  Versions `json:"versions"`
 }
 
-// Versions is Status's versions.
+// Versions is Status's versions. Controller is the ioFog API version
+// svcbridge implements (buildinfo.IofogAPIVersion, N.N.N), which ioFog
+// clients check; Svcbridge is svcbridge's own build version, absent from
+// servers that reported it as Controller.
 type Versions struct {
 	Controller string `json:"controller"`
+	Svcbridge  string `json:"svcbridge,omitempty"`
 }
