@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -71,11 +72,14 @@ func (s *Server) getAgentChanges(c *gin.Context) {
 	}
 }
 
+// ackFields are the fields of an acknowledgement.
+var ackFields = document.NewFieldSet("lastUpdated")
+
 // ackAgentChanges clears the flags of the changes the agent has applied,
 // up to the lastUpdated it read; a newer change keeps its flag up.
 func (s *Server) ackAgentChanges(c *gin.Context) {
 	a := callingAgent(c)
-	obj, ok := jsonDocument(c, document.ReadJSONObject)
+	obj, ok := jsonDocument(c, func(body []byte) (map[string]json.RawMessage, error) { return document.ReadJSONFields(body, ackFields) })
 	if !ok {
 		return
 	}

@@ -143,16 +143,25 @@ func checkParams(c *gin.Context) {
 			return
 		}
 	}
-	query := c.Request.URL.Query()
-	for _, key := range slices.Sorted(maps.Keys(query)) {
-		for _, v := range append([]string{key}, query[key]...) {
+	if err := checkTexts("Query parameter", c.Request.URL.Query()); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Next()
+}
+
+// checkTexts applies the text rule to every name of values and its values
+// (query parameters, multipart parts), in name order, answering the first
+// that fails as a 400 naming it as what.
+func checkTexts(what string, values map[string][]string) error {
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		for _, v := range append([]string{key}, values[key]...) {
 			if problem := document.TextProblem(v); problem != "" {
-				fail(c, badRequest("Query parameter '%s' %s", key, problem))
-				return
+				return badRequest("%s '%s' %s", what, key, problem)
 			}
 		}
 	}
-	c.Next()
+	return nil
 }
 
 // VersionHeader carries svcbridge's version on every response, so that
@@ -326,7 +335,9 @@ func bodyReadError(err error) error {
 	return badRequest("Request body could not be read: %v", err)
 }
 
-// readUpload reads the one file of a multipart/form-data upload in field.
+// readUpload reads the one file of a multipart/form-data upload in field:
+// a second one there is refused rather than ignored, and every part's
+// name, value and file name passes the text rule.
 func readUpload(c *gin.Context, field string) ([]byte, error) {
 	ct, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || ct != "multipart/form-data" {
@@ -342,9 +353,29 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 		}
 		return nil, badRequest("Invalid multipart form: %v", err)
 	}
-	f, _, err := c.Request.FormFile(field)
-	if err != nil {
+	form := c.Request.MultipartForm
+	if err := checkTexts("Multipart part", form.Value); err != nil {
+		return nil, err
+	}
+	names := make(map[string][]string, len(form.File))
+	for key, files := range form.File {
+		for _, fh := range files {
+			names[key] = append(names[key], fh.Filename)
+		}
+	}
+	if err := checkTexts("Multipart part", names); err != nil {
+		return nil, err
+	}
+	switch files := form.File[field]; len(files) {
+	case 0:
 		return nil, badRequest("Missing file in multipart field '%s'", field)
+	case 1:
+	default:
+		return nil, badRequest("Multipart field '%s' holds %d files: send exactly one", field, len(files))
+	}
+	f, err := form.File[field][0].Open()
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	body, err := io.ReadAll(f)

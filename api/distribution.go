@@ -164,11 +164,12 @@ const (
 )
 
 // previewTags reads ?tags=a,b: absent means the service's own tags; empty
-// means no tags. Repeated parameters add up and a repeated tag counts
-// once (a preview stores nothing, so folding hides no mistake). Tags are
-// taken as written (the rule trims nothing). At most service.MaxTags, as a
-// service can carry, counted before splitting; the whole is linear in the
-// length of the query.
+// means no tags. Repeated parameters add up. The tags obey the rule a
+// service's own do (service.CheckTags: a repeated, blank or too long tag
+// is refused, not folded: the preview answers for what a PATCH could
+// store); at most service.MaxTags, counted before splitting, so the whole
+// is linear in the length of the query. Tags are taken as written (the
+// rule trims nothing).
 func previewTags(c *gin.Context) (tags []string, given bool, err error) {
 	values, ok := c.GetQueryArray("tags")
 	if !ok {
@@ -181,15 +182,14 @@ func previewTags(c *gin.Context) (tags []string, given bool, err error) {
 	if n > service.MaxTags {
 		return nil, true, badRequest("Query parameter 'tags' lists %d tags, more than the limit of %d", n, service.MaxTags)
 	}
-	out := []string{}
-	seen := make(map[string]bool, n)
+	out := make([]string, 0, n)
 	for _, v := range values {
-		for _, t := range strings.Split(v, ",") {
-			if t != "" && !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
+		if v != "" {
+			out = append(out, strings.Split(v, ",")...)
 		}
+	}
+	if err := service.CheckTags(out); err != nil {
+		return nil, true, badRequest("Query parameter 'tags': %v", err)
 	}
 	return out, true, nil
 }

@@ -3,8 +3,10 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -55,6 +57,33 @@ func TestHostileInputIsRefusedAtTheEdge(t *testing.T) {
 			nul, ctl              = "contains a control character (U+0000)", "contains a control character (U+000D)"
 		)
 		tooMany := strings.TrimSuffix(strings.Repeat("t,", 65), ",")
+		deep := func(n int) string { return `{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}` }
+		// token encodes a cursor as continueToken does, key its JSON as
+		// given (continueToken would escape what a hostile client need not).
+		token := func(key string) string { return url.QueryEscape(base64.RawURLEncoding.EncodeToString([]byte(key))) }
+		twoFiles := func(method, path, field, doc string) func() *testResponse {
+			return func() *testResponse {
+				var body bytes.Buffer
+				w := multipart.NewWriter(&body)
+				for range 2 {
+					part, _ := w.CreateFormFile(field, field+".yaml")
+					io.WriteString(part, doc)
+				}
+				w.Close()
+				return api.Do(method, path, &body, "Content-Type", w.FormDataContentType())
+			}
+		}
+		withPart := func(name, value string) func() *testResponse {
+			return func() *testResponse {
+				var body bytes.Buffer
+				w := multipart.NewWriter(&body)
+				w.WriteField(name, value)
+				part, _ := w.CreateFormFile("service", "service.yaml")
+				io.WriteString(part, svcYAML("  name: vendor\n", "  targetPort: 1\n"))
+				w.Close()
+				return api.Do(http.MethodPatch, services+"/yaml/vendor", &body, "Content-Type", w.FormDataContentType())
+			}
+		}
 		for _, tc := range []struct {
 			name   string
 			send   func() *testResponse
@@ -96,6 +125,40 @@ func TestHostileInputIsRefusedAtTheEdge(t *testing.T) {
 			{"preview tag NUL", asViewer(get, services+"/vendor/distribution?tags=a%00"), 400, "Query parameter 'tags' " + nul},
 			{"preview too many tags", asViewer(get, services+"/vendor/distribution?tags="+url.QueryEscape(tooMany)), 400, "Query parameter 'tags' lists 65 tags, more than the limit of 64"},
 			{"preview too many repeated tags", asViewer(get, services+"/vendor/distribution?tags=a"+strings.Repeat("&tags=a", 64)), 400, "Query parameter 'tags' lists 65 tags, more than the limit of 64"},
+			// Issue 37: nesting, escapes that decode to what the text rule
+			// refuses, invisible characters, the cursor, the preview's tags,
+			// host labels, uploads.
+			{"deep body before authentication", json(post, "/api/v3/user/refresh", deep(9990)), 400, "Invalid JSON: nesting deeper than 32 levels"},
+			{"deep service body", json(patch, services+"/vendor", deep(33)), 400, "Invalid JSON: nesting deeper than 32 levels"},
+			{"deep service YAML", yaml(patch, services+"/yaml/vendor", "service", svcYAML("  name: vendor\n", "  targetPort: 1\n  x: "+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"\n")), 400, "Error parsing YAML: nesting deeper than 32 levels"},
+			{"service tag lone surrogate", json(patch, services+"/vendor", `{"tags":["a","\ud800"]}`), 400, `Field 'tags[1]' contains an unpaired UTF-16 surrogate (\uD800)`},
+			{"surrogate in an ignored field", json(patch, services+"/vendor", `{"provisioningError":"\udfff"}`), 400, `Field 'provisioningError' contains an unpaired UTF-16 surrogate (\uDFFF)`},
+			{"NUL in an ignored field", json(patch, services+"/vendor", `{"workflowId":"\u0000"}`), 400, "Field 'workflowId' " + nul},
+			{"service tag zero-width space", json(patch, services+"/vendor", `{"tags":["v\u200b"]}`), 400, "Field 'tags[0]' contains an invisible format character (U+200B)"},
+			{"service tag bidi override YAML", yaml(patch, services+"/yaml/vendor", "service", svcYAML("  name: vendor\n  tags: [\"\u202ev\"]\n", "  targetPort: 1\n")), 400, "Field 'tags[0]' contains an invisible format character (U+202E)"},
+			{"agent tag isolate", json(patch, agents+"/plant-a", `{"tags":["a\u2066b\u2069"]}`), 400, "Field 'tags[0]' contains an invisible format character (U+2066)"},
+			{"agent tag tag character", json(post, agents, `{"name":"x","tags":["a\udb40\udc41"]}`), 400, "Field 'tags[0]' contains an invisible format character (U+E0041)"},
+			{"agent name BOM", json(post, agents, `{"name":"\ufeffx"}`), 400, "Field 'name' contains an invisible format character (U+FEFF)"},
+			{"path parameter bidi override", asViewer(get, services+"/%E2%80%AEvendor"), 400, "Path parameter 'name' contains an invisible format character (U+202E)"},
+			{"query parameter word joiner", asViewer(get, services+"?x=%E2%81%A0"), 400, "Query parameter 'x' contains an invisible format character (U+2060)"},
+			{"services cursor with NUL", asViewer(get, services+"?limit=1&continue="+token(`["a\u0000"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"events cursor with NUL", asViewer(get, "/api/v3/events?limit=1&continue="+token(`["2026-01-01T00:00:00Z","a\u0000","1"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"service events cursor with NUL", asViewer(get, services+"/vendor/events?continue="+token(`["2026-01-01T00:00:00Z","vendor\u0000","1"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"cursor with a lone surrogate", asViewer(get, services+"?continue="+token(`["\ud800"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"cursor with invalid UTF-8", asViewer(get, agents+"?continue="+token("[\"\xff\"]")), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"cursor with a bidi override", asViewer(get, ms+"?continue="+token(`["a","\u202e"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"cursor too long", asViewer(get, services+"?continue="+token(`["`+strings.Repeat("a", 400)+`"]`)), 400, "Query parameter 'continue' is not a token this API gave"},
+			{"limit not a number", asViewer(get, "/api/v3/events?limit=1e3"), 400, "Query parameter 'limit' must be a positive integer"},
+			{"preview repeated tag", asViewer(get, services+"/vendor/distribution?tags=a,b&tags=a"), 400, `Query parameter 'tags': Field 'tags[2]' repeats tags[0] ("a"): each entry may be given once`},
+			{"preview tag too long", asViewer(get, services+"/vendor/distribution?tags="+strings.Repeat("t", 1025)), 400, "Query parameter 'tags': Field 'tags[0]' is longer than 1024 characters"},
+			{"preview blank tag", asViewer(get, services+"/vendor/distribution?tags=a,,b"), 400, "Query parameter 'tags': Field 'tags[1]' must not be empty or blank"},
+			{"preview invisible tag", asViewer(get, services+"/vendor/distribution?tags=a%E2%80%8B"), 400, "Query parameter 'tags' contains an invisible format character (U+200B)"},
+			{"agent host label of 64", json(patch, agents+"/plant-a", `{"host":"`+strings.Repeat("a", 64)+`.example.com"}`), 400, `Invalid format for field 'host': "` + strings.Repeat("a", 64) + `.example.com" must be a DNS name or an IP address`},
+			{"service resource label of 64", json(post, services, `{"name":"n","type":"external","resource":"h.`+strings.Repeat("b", 64)+`","targetPort":1}`), 400, "Invalid resource 'h." + strings.Repeat("b", 64) + "' for type external: must be a DNS name or an IP address"},
+			{"two service files", twoFiles(patch, services+"/yaml/vendor", "service", svcYAML("  name: vendor\n", "  targetPort: 1\n")), 400, "Multipart field 'service' holds 2 files: send exactly one"},
+			{"two agent files", twoFiles(post, agents+"/yaml", "agent", "kind: Agent\nmetadata: {name: x}\nspec: {}\n"), 400, "Multipart field 'agent' holds 2 files: send exactly one"},
+			{"multipart part with NUL", withPart("note", "a\x00"), 400, "Multipart part 'note' " + nul},
+			{"multipart part name bidi", withPart("a\u202e", "x"), 400, "Multipart part 'a\u202e' contains an invisible format character (U+202E)"},
 			// Bodies that are too large or cut short.
 			{"huge Content-Length", raw("POST "+services+" HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5000000000\r\n", `{}`), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxBody)},
 			{"huge Content-Length upload", raw("POST "+agents+"/yaml HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 5000000000\r\n", ""), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxBody)},
@@ -150,7 +213,7 @@ func TestGETAnswersCanBeSentBack(t *testing.T) {
 			path   string
 			status int
 		}{
-			{"/api/v3/services/checkout", http.StatusNoContent},
+			{"/api/v3/services/checkout", http.StatusOK}, // it changes nothing
 			{"/api/v3/agents/plant-a", http.StatusOK},
 			{"/api/v3/microservices/" + m.UUID, http.StatusOK},
 		} {

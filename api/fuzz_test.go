@@ -2,12 +2,14 @@ package api
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"svcbridge/auth"
@@ -30,7 +32,10 @@ func FuzzRequests(f *testing.F) {
 			Logger: slog.New(slog.DiscardHandler), Auth: testAuth()}))
 	}
 	// field "" sends doc as a JSON body, a field name as a multipart
-	// upload, and "path" puts doc, escaped, in place of the trailing %s.
+	// upload, "path" puts doc, escaped, in place of the trailing %s, and
+	// "cursor" puts doc there as a ?continue= token's key (its JSON,
+	// base64-encoded as the API encodes it), so the cursor decoder meets
+	// every key.
 	type route struct{ method, path, field string }
 	routes := []route{
 		{"POST", "/api/v3/services", ""}, {"PATCH", "/api/v3/services/vendor", ""},
@@ -39,6 +44,8 @@ func FuzzRequests(f *testing.F) {
 		{"POST", "/api/v3/microservices", ""}, {"PATCH", "/api/v3/microservices/x", ""},
 		{"GET", "/api/v3/services/%s", "path"}, {"PATCH", "/api/v3/agents/%s", "path"},
 		{"DELETE", "/api/v3/microservices/%s", "path"}, {"GET", "/api/v3/services/vendor/distribution?tags=%s", "path"},
+		{"GET", "/api/v3/services?limit=%s", "path"}, {"GET", "/api/v3/services?limit=1&continue=%s", "cursor"},
+		{"GET", "/api/v3/events?limit=1&continue=%s", "cursor"}, {"GET", "/api/v3/microservices?continue=%s", "cursor"},
 	}
 	send := func(h http.Handler, r route, doc []byte) int {
 		path, body, ct := r.path, bytes.NewReader(doc), "application/json"
@@ -47,6 +54,8 @@ func FuzzRequests(f *testing.F) {
 		case "path":
 			path = fmt.Sprintf(r.path, url.PathEscape(string(doc)))
 			body = bytes.NewReader([]byte(`{}`))
+		case "cursor":
+			path = fmt.Sprintf(r.path, base64.RawURLEncoding.EncodeToString(doc))
 		default:
 			var buf bytes.Buffer
 			w := multipart.NewWriter(&buf)
@@ -73,6 +82,11 @@ func FuzzRequests(f *testing.F) {
 		"a: &a [*a, *a]", "kind: Agent\nmetadata:\n  name: fog\nspec:\n  routerMode: edge\n  upstreamRouters: [hub]",
 		`{"application":"app","name":"ms","agent":"hub"}`, `{"tags":["\u0000"],"host":"a\r\nb"}`,
 		"{\"name\":\"\xff\"}", `{"name":"a","name":"b"}`, "a\x00b", "hub", "a,b,a",
+		// Issue 37: cursors, nesting, escapes, invisible characters, limits.
+		`["vendor"]`, `["a\u0000"]`, `["\ud800"]`, `["2026-01-01T00:00:00Z","vendor","1"]`, `["2026-01-01T00:00:00Z","v\u0000","1"]`,
+		`{"tags":["\ud800"]}`, `{"tags":["a\u202e"]}`, `{"x":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}`,
+		"kind: Service\nmetadata: {name: vendor}\nspec: {x: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}",
+		"100000000", "99999999999999999999999", "a\u2066",
 	} {
 		for i := range routes {
 			f.Add(uint8(i), []byte(seed))

@@ -472,6 +472,9 @@ func TestInventoryBadInput(t *testing.T) {
 			{"ack without lastUpdated", func() *testResponse {
 				return api.JSON(patch, "/api/v3/agent/config/changes", `{}`, bearer(plant.Token)...)
 			}, 400, validation, "Required field 'lastUpdated' is missing"},
+			{"ack unknown field", func() *testResponse {
+				return api.JSON(patch, "/api/v3/agent/config/changes", `{"lastUpdated":1,"lastUpdate":2}`, bearer(plant.Token)...)
+			}, 400, validation, "Unknown field 'lastUpdate'"},
 			{"ack not integer", func() *testResponse {
 				return api.JSON(patch, "/api/v3/agent/config/changes", `{"lastUpdated":"soon"}`, bearer(plant.Token)...)
 			}, 400, validation, "Field 'lastUpdated' is not of a type(s) integer"},

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+
+	"svcbridge/document"
 )
 
 // ContinueHeader carries the token of the next page of a list asked for
@@ -17,30 +20,68 @@ import (
 // it; the header is absent on the last page.
 const ContinueHeader = "X-Continue"
 
+// MaxLimit is the most items one page holds. A larger ?limit= is served
+// as MaxLimit items and the next page's token, as Kubernetes' API server
+// may answer fewer items than asked: a client that follows the token (as
+// kubectl and the CLI do) reads everything, and what a request makes the
+// server hold is bounded before anything is read. 500 is kubectl's chunk
+// size and the CLI's page.
+const MaxLimit = 500
+
+// maxContinue bounds ?continue=: the longest key a list pages by, an
+// event's (a timestamp, a service name, a sequence number), encodes in
+// under 200 characters.
+const maxContinue = 512
+
 // pageQuery is a list request's ?limit= and ?continue=.
 type pageQuery struct {
-	limit int      // 0: no limit
+	limit int      // 0: no limit; else at most MaxLimit
 	after []string // the key of the last item already served; nil: from the start
 }
 
-// parsePage reads ?limit= (a positive integer) and ?continue= (a token
-// from ContinueHeader), as Kubernetes' list calls take them.
+// parsePage reads ?limit= (a positive integer, MaxLimit when larger) and
+// ?continue= (a token from ContinueHeader), as Kubernetes' list calls
+// take them.
 func parsePage(limit, cont string) (pageQuery, error) {
 	var q pageQuery
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
+		if errors.Is(err, strconv.ErrRange) && n > 0 {
+			err = nil // beyond int: clamped as any other large limit
+		}
 		if err != nil || n < 1 {
 			return q, badRequest("Query parameter 'limit' must be a positive integer")
 		}
-		q.limit = n
+		q.limit = min(n, MaxLimit)
 	}
 	if cont != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cont)
-		if err != nil || json.Unmarshal(b, &q.after) != nil || len(q.after) == 0 {
+		if q.after = continueKey(cont); q.after == nil {
 			return q, badContinue()
 		}
 	}
 	return q, nil
+}
+
+// continueKey returns the key a token of continueToken's holds, nil for
+// any other text: one at most maxContinue long, exactly the encoding of a
+// key (so that its JSON hides no invalid UTF-8 or lone surrogate, which
+// decoding turns into U+FFFD) whose every item passes the text rule, as
+// every parameter does.
+func continueKey(token string) []string {
+	if len(token) > maxContinue {
+		return nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	var key []string
+	if err != nil || json.Unmarshal(b, &key) != nil || len(key) == 0 || continueToken(key) != token {
+		return nil
+	}
+	for _, item := range key {
+		if document.TextProblem(item) != "" {
+			return nil
+		}
+	}
+	return key
 }
 
 // badContinue answers a ?continue= that no answer of this API gave.

@@ -1,12 +1,18 @@
 package api
 
 import (
+	"context"
+	"encoding/base64"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"svcbridge/inventory"
 	"svcbridge/store"
 )
 
@@ -104,4 +110,93 @@ func TestListRoutesPage(t *testing.T) {
 			t.Errorf("%s?limit=5 of 5 items gave a continue token", c.path)
 		}
 	}
+}
+
+// A ?limit= beyond MaxLimit is served as MaxLimit and the next page's
+// token; a ?continue= is exactly a token this API gives, its key text.
+func TestParsePageBoundsWhatAClientNames(t *testing.T) {
+	for _, c := range []struct {
+		limit string
+		want  int
+	}{
+		{"1", 1}, {"500", MaxLimit}, {"501", MaxLimit}, {"100000000", MaxLimit}, {"99999999999999999999999999", MaxLimit},
+	} {
+		if q, err := parsePage(c.limit, ""); err != nil || q.limit != c.want {
+			t.Errorf("limit %q: %d %v, want %d", c.limit, q.limit, err, c.want)
+		}
+	}
+	for _, bad := range []string{"-99999999999999999999999999", "1e9", " 1"} {
+		if _, err := parsePage(bad, ""); err == nil {
+			t.Errorf("limit %q accepted", bad)
+		}
+	}
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for token, want := range map[string][]string{
+		continueToken([]string{"a"}):                              {"a"},
+		continueToken([]string{"2026-01-01T00:00:00Z", "x", "1"}): {"2026-01-01T00:00:00Z", "x", "1"},
+		continueToken([]string{"<&>", "é"}):                       {"<&>", "é"},
+		continueToken([]string{"a\x00"}):                          nil, // a key no item has
+		continueToken([]string{"a\u202e"}):                        nil,
+		enc(`["\ud800"]`):                                         nil, // decodes to U+FFFD
+		enc("[\"\xff\"]"):                                         nil,
+		enc(`[ "a"]`):                                             nil, // not as this API writes it
+		enc(`["\u0061"]`):                                         nil,
+		enc(`[]`):                                                 nil,
+		enc(`null`):                                               nil,
+		enc(`{"a":1}`):                                            nil,
+		continueToken([]string{strings.Repeat("a", 390)}):         nil, // longer than maxContinue
+		continueToken([]string{strings.Repeat("a", 370)}):         {strings.Repeat("a", 370)},
+		"!!": nil,
+	} {
+		if got := continueKey(token); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("continueKey(%q) = %q, want %q", token, got, want)
+		}
+	}
+}
+
+// TestListLimitIsBounded (issue 37): ?limit=100000000 made the services
+// list allocate its size before reading a row, and the process died. Every
+// list route answers it, on both stores, with at most MaxLimit items and
+// the token of the rest.
+func TestListLimitIsBounded(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, st, _ := newTestAPI(t, dialect)
+		createAgent(t, api, map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+		createMicroservice(t, api, map[string]any{"application": "shop", "name": "cart", "agent": "hub"})
+		createService(t, api, map[string]any{"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+		for _, path := range []string{"/api/v3/services", "/api/v3/agents", "/api/v3/microservices", "/api/v3/events", "/api/v3/services/vendor/events"} {
+			for _, limit := range []string{"100000000", "99999999999999999999999999"} {
+				var items []map[string]any
+				r := api.Do(http.MethodGet, path+"?limit="+limit, nil).Want(http.StatusOK).Decode(&items)
+				if len(items) != 1 || r.Header.Get(ContinueHeader) != "" {
+					t.Errorf("%s?limit=%s: %d items, continue %q; want the one item", path, limit, len(items), r.Header.Get(ContinueHeader))
+				}
+			}
+		}
+		// MaxLimit+1 agents, written in one transaction (the API would
+		// take a while): a page of MaxLimit, then the last.
+		err := st.InTx(context.Background(), func(tx *store.Tx) error {
+			for i := range MaxLimit {
+				a := inventory.NewAgent(uuid.NewString())
+				a.Name, a.RouterMode = fmt.Sprintf("edge-%04d", i), inventory.RouterNone
+				if err := tx.CreateAgent(context.Background(), &a, uuid.NewString()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first, rest []map[string]any
+		r := api.Do(http.MethodGet, "/api/v3/agents?limit=100000000", nil).Want(http.StatusOK).Decode(&first)
+		token := r.Header.Get(ContinueHeader)
+		if len(first) != MaxLimit || token == "" {
+			t.Fatalf("a page of %d agents, continue %q; want %d and a token", len(first), token, MaxLimit)
+		}
+		api.Do(http.MethodGet, "/api/v3/agents?limit=100000000&continue="+url.QueryEscape(token), nil).Want(http.StatusOK).Decode(&rest)
+		if len(rest) != 1 || rest[0]["name"] != "hub" {
+			t.Fatalf("the page after %d agents: %v, want hub alone", MaxLimit, rest)
+		}
+	})
 }

@@ -316,12 +316,16 @@ func (s *Server) updateServiceYAML(c *gin.Context) {
 
 // updateService applies desired to the stored spec, validates, resolves and
 // writes in one transaction, then signals the workflow. 204 as the
-// reference: clients re-read the service to follow provisioning.
+// reference: clients re-read the service to follow provisioning. A change
+// that leaves the spec as it is (service.SameSpec: an empty PATCH, a YAML
+// document of what is stored) writes nothing and starts no reconcile, as
+// Kubernetes' no-op update: 200 with the service, generation unchanged.
 func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(service.Spec) service.Spec) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
 	var svc service.Service
 	var preview []wire.DistributionEntry
+	unchanged := false
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetService(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -355,6 +359,10 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		svc = old
 		svc.Spec = spec
 		s.applyControlPlane(&svc, placement)
+		if unchanged = service.SameSpec(old.Spec, svc.Spec); unchanged {
+			svc = old
+			return nil
+		}
 		if err := tx.UpdateService(ctx, &svc); err != nil {
 			return err
 		}
@@ -371,6 +379,10 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 	})
 	if err != nil {
 		fail(c, err)
+		return
+	}
+	if unchanged {
+		c.JSON(http.StatusOK, s.views(ctx, svc)[0])
 		return
 	}
 	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))

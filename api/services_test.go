@@ -783,10 +783,10 @@ func TestServiceSeedExamples(t *testing.T) {
 			TargetPort: 8080, DefaultBridge: "default-router", BridgePort: 10025})
 		wantPending(t, got, 1, 0)
 
-		// Each is also a valid update of itself.
-		p.kube.Upload(http.MethodPatch, servicesPath+"/yaml/checkout", "service", seedKubernetes).Want(http.StatusNoContent)
-		p.kube.Upload(http.MethodPatch, servicesPath+"/yaml/payments", "service", seedK8s).Want(http.StatusNoContent)
-		if got := getService(t, p.kube, "payments"); got.Generation != 2 || !slices.Equal(got.Tags, []string{"payments"}) {
+		// Each is also a valid update of itself, one that changes nothing.
+		p.kube.Upload(http.MethodPatch, servicesPath+"/yaml/checkout", "service", seedKubernetes).Want(http.StatusOK)
+		p.kube.Upload(http.MethodPatch, servicesPath+"/yaml/payments", "service", seedK8s).Want(http.StatusOK)
+		if got := getService(t, p.kube, "payments"); got.Generation != 1 || !slices.Equal(got.Tags, []string{"payments"}) {
 			t.Fatalf("payments after its own YAML: %+v", got)
 		}
 	})
@@ -867,24 +867,31 @@ func TestServiceJSONPatchKeepsOmittedFields(t *testing.T) {
 		steps := []struct {
 			name   string
 			body   any
-			change func(*serviceJSON)
+			change func(*serviceJSON) // nil: the PATCH changes nothing
 		}{
 			{"targetPort only", map[string]any{"targetPort": 8081}, func(s *serviceJSON) { s.TargetPort = 8081 }},
 			{"tags only", map[string]any{"tags": []string{"checkout"}}, func(s *serviceJSON) { s.Tags = []string{"checkout"} }},
 			{"no tags", map[string]any{"tags": []string{}}, func(s *serviceJSON) { s.Tags = []string{} }},
 			{"resource by name", map[string]any{"resource": "orders/checkout-v2"}, func(s *serviceJSON) { s.Resource = f.checkoutV2.UUID }},
 			{"resource by uuid", map[string]any{"resource": f.checkout.UUID}, func(s *serviceJSON) { s.Resource = f.checkout.UUID }},
-			{"immutables repeated unchanged", map[string]any{"name": "checkout", "type": "microservice", "defaultBridge": "default-router"}, func(*serviceJSON) {}},
-			{"empty object", map[string]any{}, func(*serviceJSON) {}},
+			{"immutables repeated unchanged", map[string]any{"name": "checkout", "type": "microservice", "defaultBridge": "default-router"}, nil},
+			{"empty object", map[string]any{}, nil},
 			{"assigned fields ignored", map[string]any{"bridgePort": 5, "serviceEndpoint": "evil.example.com", "provisioningStatus": "ready",
 				"provisioningError": "x", "generation": 99, "observedGeneration": 99, "reconcileRequest": 99, "observedReconcileRequest": 99, "servicePort": 80, "k8sType": "NodePort", "createdAt": "2000-01-01T00:00:00Z"},
-				func(*serviceJSON) {}},
+				nil},
+			{"tags again", map[string]any{"tags": []string{"x"}}, func(s *serviceJSON) { s.Tags = []string{"x"} }},
 		}
-		for i, step := range steps {
-			patchService(t, p.remote, "checkout", step.body)
+		changes := 0
+		for _, step := range steps {
+			if step.change == nil {
+				p.remote.JSON(http.MethodPatch, servicesPath+"/checkout", step.body).Want(http.StatusOK)
+			} else {
+				patchService(t, p.remote, "checkout", step.body)
+				step.change(&want)
+				changes++
+			}
 			got := getService(t, p.remote, "checkout")
-			step.change(&want)
-			want.Generation = int64(i + 2)
+			want.Generation = int64(changes + 1)
 			wantSpec(t, got, want)
 			if got.ProvisioningStatus != service.StatusPending || got.ProvisioningError != nil || got.ObservedGeneration != 1 ||
 				!got.CreatedAt.Equal(created.CreatedAt) || got.UpdatedAt.Before(want.UpdatedAt) || got.Generation != want.Generation {
@@ -893,16 +900,71 @@ func TestServiceJSONPatchKeepsOmittedFields(t *testing.T) {
 			}
 			want.UpdatedAt = got.UpdatedAt
 		}
-		if got := p.rec.Services(); len(got) != len(steps) || slices.ContainsFunc(got, func(n string) bool { return n != "checkout" }) {
-			t.Fatalf("reconciles %v, want one per PATCH", got)
+		if got := p.rec.Services(); len(got) != changes || slices.ContainsFunc(got, func(n string) bool { return n != "checkout" }) {
+			t.Fatalf("reconciles %v, want one per PATCH that changes the service", got)
 		}
 
 		// A custom bridge is stored as a uuid and may be repeated by name.
 		ssh := createService(t, p.remote, map[string]any{"name": "ssh", "type": "agent", "resource": "plant-a", "targetPort": 22, "defaultBridge": "core"})
 		patchService(t, p.remote, "ssh", map[string]any{"defaultBridge": "core", "targetPort": 2222})
-		patchService(t, p.remote, "ssh", map[string]any{"defaultBridge": f.core.UUID, "resource": f.plantA.UUID})
+		patchService(t, p.remote, "ssh", map[string]any{"defaultBridge": f.core.UUID, "resource": f.plantA.UUID, "targetPort": 22})
+		patchService(t, p.remote, "ssh", map[string]any{"targetPort": 2222})
 		ssh.TargetPort = 2222
 		wantSpec(t, getService(t, p.remote, "ssh"), ssh)
+	})
+}
+
+// TestServiceUpdateThatChangesNothing (issue 37): an empty PATCH, one of
+// only what is stored (by name or uuid) and a YAML document of the stored
+// service answer 200 with the service as it is: no new generation, no
+// event, no reconcile, a settled status kept. A dry run of one alike.
+func TestServiceUpdateThatChangesNothing(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		p := newPlanes(t, dialect)
+		f := newInventory(t, p.remote)
+		createServiceYAML(t, p.remote, seedRemote)
+		setStatus(t, p.st, "checkout", 1, service.StatusReady, nil, nil)
+		want := getService(t, p.remote, "checkout")
+		p.rec.Reset()
+		events := func() string {
+			return string(p.remote.Do(http.MethodGet, servicesPath+"/checkout/events", nil).Want(http.StatusOK).Body)
+		}
+		before := events()
+
+		for _, send := range []func() *testResponse{
+			func() *testResponse { return p.remote.JSON(http.MethodPatch, servicesPath+"/checkout", `{}`) },
+			func() *testResponse {
+				return p.remote.JSON(http.MethodPatch, servicesPath+"/checkout?dryRun=true", `{}`)
+			},
+			func() *testResponse {
+				return p.remote.JSON(http.MethodPatch, servicesPath+"/checkout", map[string]any{"resource": "orders/checkout", "tags": []string{"checkout"}, "targetPort": 8080})
+			},
+			func() *testResponse {
+				return p.remote.JSON(http.MethodPatch, servicesPath+"/checkout", map[string]any{"resource": f.checkout.UUID, "defaultBridge": "default-router"})
+			},
+			func() *testResponse {
+				return p.remote.Upload(http.MethodPatch, servicesPath+"/yaml/checkout", "service", seedRemote)
+			},
+		} {
+			r := send().Want(http.StatusOK)
+			got := decodeService(t, r)
+			if got.Generation != 1 || got.ProvisioningStatus != service.StatusReady || !got.UpdatedAt.Equal(want.UpdatedAt) {
+				t.Fatalf("%s answered generation %d, status %q, updatedAt %v; want the service as it was: %s", r.req, got.Generation, got.ProvisioningStatus, got.UpdatedAt, r.Body)
+			}
+			wantSpec(t, got, want)
+			if now := getService(t, p.remote, "checkout"); now.Generation != 1 || now.ProvisioningStatus != service.StatusReady || !now.UpdatedAt.Equal(want.UpdatedAt) {
+				t.Fatalf("after %s: generation %d, status %q", r.req, now.Generation, now.ProvisioningStatus)
+			}
+		}
+		if n := p.rec.Calls(); n != 0 {
+			t.Fatalf("updates that change nothing triggered %d reconciles", n)
+		}
+		if after := events(); after != before {
+			t.Fatalf("updates that change nothing recorded events:\nbefore %s\nafter  %s", before, after)
+		}
+		// A change is still one.
+		patchService(t, p.remote, "checkout", map[string]any{"targetPort": 8081})
+		wantPending(t, getService(t, p.remote, "checkout"), 2, 1)
 	})
 }
 

@@ -14,6 +14,21 @@ import (
 	"strings"
 )
 
+// MaxDepth bounds the nesting of objects and arrays (mappings and
+// sequences) in every request document, JSON or YAML; a Service needs 4.
+// It is checked before a document is decoded, so a deep one costs no more
+// than its bytes.
+const MaxDepth = 32
+
+// nestingProblem is the one depth rule of both readers: "" when depth
+// (the outermost object or mapping is 1) is within MaxDepth.
+func nestingProblem(depth int) string {
+	if depth > MaxDepth {
+		return fmt.Sprintf("nesting deeper than %d levels", MaxDepth)
+	}
+	return ""
+}
+
 // Error is invalid input (HTTP 400): a request document the readers
 // refuse, or a value a rule of inventory or service refuses, so that all
 // reach clients alike. Message is the text REST clients see.

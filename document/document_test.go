@@ -3,7 +3,9 @@ package document
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -154,6 +156,19 @@ func TestJSONReaders(t *testing.T) {
 		{"not an object", `[]`, jsonString, nil, "Field 'instance' is not of a type(s) object"},
 		{"empty body", ``, jsonString, nil, "Invalid JSON: empty body"},
 		{"two values", `{} {}`, jsonString, nil, "Invalid JSON: unexpected data after the top-level value"},
+		{"lone high surrogate", `{"v":"a\ud800"}`, jsonString, nil, `Field 'v' contains an unpaired UTF-16 surrogate (\uD800)`},
+		{"lone low surrogate", `{"v":"\uDC00\ud83d"}`, jsonString, nil, `Field 'v' contains an unpaired UTF-16 surrogate (\uDC00)`},
+		{"high surrogate then no low", `{"v":"\ud83d\u0041"}`, jsonString, nil, `Field 'v' contains an unpaired UTF-16 surrogate (\uD83D)`},
+		{"surrogate pair", `{"v":"\ud83d\ude00"}`, jsonString, "\U0001F600", ""},
+		{"escaped backslash before u", `{"v":"\\ud800"}`, jsonString, `\ud800`, ""},
+		{"U+FFFD as written", `{"v":"\ufffd�"}`, jsonString, "��", ""},
+		{"surrogate in a key", `{"v":"a","\udfff":1}`, jsonString, nil, `Field '�' contains an unpaired UTF-16 surrogate (\uDFFF)`},
+		{"surrogate deep in an unknown field", `{"x":[{"y":["\ud800"]}]}`, jsonString, nil, `Field 'x[0].y[0]' contains an unpaired UTF-16 surrogate (\uD800)`},
+		{"control character anywhere", `{"x":{"y":"\u001b"}}`, jsonString, nil, "Field 'x.y' contains a control character (U+001B)"},
+		{"bidi override anywhere", `{"x":["\u202e"]}`, jsonString, nil, "Field 'x[0]' contains an invisible format character (U+202E)"},
+		{"at the depth limit", `{"v":"a","w":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`, jsonString, "a", ""},
+		{"beyond the depth limit", `{"w":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`, jsonString, nil, "Invalid JSON: nesting deeper than 32 levels"},
+		{"brackets in strings do not nest", `{"v":"` + strings.Repeat("[{\\\"", 40) + `"}`, jsonString, strings.Repeat(`[{"`, 40), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,3 +196,51 @@ func jsonStrings(o map[string]json.RawMessage) (any, error) {
 }
 func jsonList(o map[string]json.RawMessage) (any, error) { return deref(JSONStringList(o, "v")) }
 func jsonInt(o map[string]json.RawMessage) (any, error)  { return deref(JSONInt(o, "v")) }
+
+// The nesting rule is one for both readers: MaxDepth objects or mappings
+// (the outermost is 1) are fine, one more is refused.
+func TestNestingProblem(t *testing.T) {
+	for depth, want := range map[int]string{0: "", 1: "", MaxDepth: "", MaxDepth + 1: "nesting deeper than 32 levels", 9990: "nesting deeper than 32 levels"} {
+		if got := nestingProblem(depth); got != want {
+			t.Errorf("nestingProblem(%d) = %q, want %q", depth, got, want)
+		}
+	}
+	nested := func(open, close string, n int) []byte {
+		return []byte(strings.Repeat(open, n) + strings.Repeat(close, n))
+	}
+	for _, tc := range []struct {
+		body []byte
+		want string
+	}{
+		{nested("[", "]", MaxDepth), ""},
+		{nested(`{"a":`, "1}", MaxDepth), ""},
+		{nested("[", "]", MaxDepth+1), "nesting deeper than 32 levels"},
+		{nested(`{"a":`, "1}", MaxDepth+1), "nesting deeper than 32 levels"},
+		{nested(`{"[[":[`, "]}", MaxDepth/2), ""},
+	} {
+		if got := jsonNesting(tc.body); got != tc.want {
+			t.Errorf("jsonNesting(%.40s...) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+	yamlDoc := func(n int) []byte { return []byte("kind: Agent\nspec: " + string(nested("[", "]", n-1)) + "\n") }
+	_, err := ReadYAML(yamlDoc(MaxDepth), []string{"Agent"}, func(*yaml.Node) (int, error) { return 0, nil })
+	wantError(t, err, "")
+	_, err = ReadYAML(yamlDoc(MaxDepth+1), []string{"Agent"}, func(*yaml.Node) (int, error) { return 0, nil })
+	wantError(t, err, "Error parsing YAML: nesting deeper than 32 levels")
+}
+
+// BenchmarkDeepJSON compares a hostile body nested 9,990 deep with one
+// nested 10 deep (issue 37: the walk built every value's path, O(d²), 1 s
+// and 160 MB for 20 KB): refused before decoding, it must cost no more
+// than its bytes (compare allocs/op and B/op of the two).
+func BenchmarkDeepJSON(b *testing.B) {
+	for _, depth := range []int{10, 9990} {
+		body := []byte(`{"v":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`)
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = ReadJSONObject(body)
+			}
+		})
+	}
+}

@@ -9,14 +9,21 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// ReadJSONObject reads a body that must be exactly one JSON object, with
-// no key given twice at any depth (YAML refuses that too; keeping one of
-// them would be a guess) and only valid UTF-8 in its strings (encoding/json
-// would silently turn bad bytes into U+FFFD). Values stay raw so that each
-// field is type-checked with its own message.
+// ReadJSONObject reads a body that must be exactly one JSON object, nested
+// at most MaxDepth deep, with no key given twice at any depth (YAML refuses
+// that too; keeping one of them would be a guess) and every string (keys
+// included) passing the text rule, as written: encoding/json would
+// silently turn bad bytes and escaped lone surrogates into U+FFFD. Values
+// stay raw so that each field is type-checked with its own message. The
+// work is linear in the body.
 func ReadJSONObject(body []byte) (map[string]json.RawMessage, error) {
+	if p := jsonNesting(body); p != "" {
+		return nil, Errorf("Invalid JSON: %s", p)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -32,11 +39,7 @@ func ReadJSONObject(body []byte) (map[string]json.RawMessage, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, NotOfType("instance", "object")
 	}
-	// The body is known to be valid JSON: walk its tokens for what Decode
-	// does not see.
-	walk := json.NewDecoder(bytes.NewReader(body))
-	walk.UseNumber()
-	if err := checkJSONValue(walk, body, ""); err != nil {
+	if err := CheckJSON("", body); err != nil {
 		return nil, err
 	}
 	var obj map[string]json.RawMessage
@@ -61,9 +64,67 @@ func ReadJSONFields(body []byte, known FieldSet) (map[string]json.RawMessage, er
 	return obj, known.Check("", keys, "")
 }
 
-// checkJSONValue walks one value of a valid JSON text, refusing repeated
-// keys and strings (keys included) whose raw bytes are not UTF-8.
-func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
+// jsonNesting applies the depth rule to a JSON text in one pass over its
+// bytes, before anything is decoded. Brackets inside strings do not count;
+// on invalid JSON the answer may be wrong, which the decoder then reports.
+func jsonNesting(body []byte) string {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = b == '\\'
+			inString = b != '"'
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+			if p := nestingProblem(depth); p != "" {
+				return p
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return ""
+}
+
+// CheckJSON walks a valid JSON value (a field's, named field; "" for a
+// whole body) for what decoding does not see: repeated keys, and strings
+// (keys included) that fail the text rule as written.
+func CheckJSON(field string, raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var at *jsonPath
+	if field != "" {
+		at = &jsonPath{key: field}
+	}
+	return checkJSONValue(dec, raw, at)
+}
+
+// jsonPath is where a value is in a document ("spec.tags[2]"), made text
+// only for an error: building the text of every value would make the walk
+// of a deep document quadratic.
+type jsonPath struct {
+	parent *jsonPath
+	key    string
+	index  int
+	item   bool // an array item, at index; else an object member, at key
+}
+
+func (p *jsonPath) String() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.item:
+		return fmt.Sprintf("%s[%d]", p.parent, p.index)
+	}
+	return joinPath(p.parent.String(), p.key)
+}
+
+// checkJSONValue walks one value of a valid JSON text.
+func checkJSONValue(dec *json.Decoder, body []byte, at *jsonPath) error {
 	start := dec.InputOffset()
 	tok, err := dec.Token()
 	if err != nil {
@@ -71,9 +132,7 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 	}
 	switch t := tok.(type) {
 	case string:
-		// The raw token (with quotes, escapes and separators, all ASCII)
-		// is valid UTF-8 exactly when the string's bytes are.
-		return CheckText(path, invalidOnly(body[start:dec.InputOffset()]))
+		return checkJSONString(at, body[start:dec.InputOffset()], t)
 	case json.Delim:
 		switch t {
 		case '{':
@@ -85,20 +144,21 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 					return Errorf("Invalid JSON: %s", err.Error())
 				}
 				key, _ := k.(string)
-				if err := CheckText(joinPath(path, key), invalidOnly(body[start:dec.InputOffset()])); err != nil {
+				member := &jsonPath{parent: at, key: key}
+				if err := checkJSONString(member, body[start:dec.InputOffset()], key); err != nil {
 					return err
 				}
 				if seen[key] {
-					return Errorf("Invalid JSON: duplicated key '%s'", joinPath(path, key))
+					return Errorf("Invalid JSON: duplicated key '%s'", member)
 				}
 				seen[key] = true
-				if err := checkJSONValue(dec, body, joinPath(path, key)); err != nil {
+				if err := checkJSONValue(dec, body, member); err != nil {
 					return err
 				}
 			}
 		case '[':
 			for i := 0; dec.More(); i++ {
-				if err := checkJSONValue(dec, body, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				if err := checkJSONValue(dec, body, &jsonPath{parent: at, index: i, item: true}); err != nil {
 					return err
 				}
 			}
@@ -111,15 +171,69 @@ func checkJSONValue(dec *json.Decoder, body []byte, path string) error {
 	return nil
 }
 
-// invalidOnly returns raw as a string when it is not valid UTF-8 (so that
-// the text rule names that problem), else "": raw JSON separators between
-// tokens are not the field's content and must not meet the control
-// character rule.
-func invalidOnly(raw []byte) string {
-	if TextProblem(string(raw)) == "is not valid UTF-8" {
-		return string(raw)
+// checkJSONString applies the text rule to a string at as it was written:
+// raw is its token (with the separators before it, all ASCII), s as
+// decoded. Invalid UTF-8 and escaped lone surrogates are seen in raw (the
+// decoder made them U+FFFD), everything else (an escaped NUL, a format
+// character) in s.
+func checkJSONString(at *jsonPath, raw []byte, s string) error {
+	p := ""
+	switch {
+	case !utf8.Valid(raw):
+		p = "is not valid UTF-8"
+	case loneSurrogate(raw) != 0:
+		p = fmt.Sprintf("contains an unpaired UTF-16 surrogate (\\u%04X)", loneSurrogate(raw))
+	default:
+		p = TextProblem(s)
 	}
-	return ""
+	if p != "" {
+		return Errorf("Field '%s' %s", at, p)
+	}
+	return nil
+}
+
+// loneSurrogate returns the first \uD800-\uDFFF escape of a JSON string
+// token that is not a high surrogate followed by a low one, or 0.
+func loneSurrogate(raw []byte) rune {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped byte: a valid token has one
+		if raw[i] != 'u' {
+			continue
+		}
+		r := hexRune(raw[i+1 : i+5])
+		i += 4
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		if r < 0xDC00 && bytes.HasPrefix(raw[i+1:], []byte(`\u`)) {
+			if low := hexRune(raw[i+3 : i+7]); low >= 0xDC00 && low <= 0xDFFF {
+				i += 6
+				continue
+			}
+		}
+		return r
+	}
+	return 0
+}
+
+// hexRune reads the four hex digits of a \u escape.
+func hexRune(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 // JSONField decodes obj[key] as a T: absent is nil, and null or another

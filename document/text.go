@@ -12,16 +12,30 @@ import (
 // them, so both stores must be protected here, alike), and no field of
 // svcbridge can hold a control character: CR/LF, ESC or DEL in a name, tag
 // or host would end up in logs, headers, router configs and annotations.
+// Nor an invisible format character (category Cf: bidi overrides and
+// isolates, zero-width characters, the BOM, tag characters): with them
+// `get` and `describe` show one name and mean another. Every string is
+// held to this, free text too (annotation values, credentials): svcbridge
+// has no field where such characters mean something a client needs.
 func TextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) { // C0 (NUL, CR, LF, tab, ...), DEL and C1
+		switch {
+		case unicode.IsControl(r): // C0 (NUL, CR, LF, tab, ...), DEL and C1
 			return fmt.Sprintf("contains a control character (%U)", r)
+		case isInvisible(r):
+			return fmt.Sprintf("contains an invisible format character (%U)", r)
 		}
 	}
 	return ""
+}
+
+// isInvisible reports a format character (Cf), or one of the tag block
+// (U+E0000-E007F), whose unassigned U+E0000 is not Cf yet.
+func isInvisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || (r >= 0xE0000 && r <= 0xE007F)
 }
 
 // CheckText applies TextProblem to a body field, naming it.

@@ -19,8 +19,24 @@ func TestTextProblem(t *testing.T) {
 		{"\x7f", "contains a control character (U+007F)"},
 		{"\u0085", "contains a control character (U+0085)"},
 		{"a\xffb", "is not valid UTF-8"},
-		{"\xed\xa0\x80", "is not valid UTF-8"}, // an encoded surrogate
-		{"\xc0\x80", "is not valid UTF-8"},     // overlong NUL
+		{"\xed\xa0\x80", "is not valid UTF-8"},                                 // an encoded surrogate
+		{"\xc0\x80", "is not valid UTF-8"},                                     // overlong NUL
+		{"ab\u202Ecod.exe", "contains an invisible format character (U+202E)"}, // bidi override
+		{"a\u2066b\u2069", "contains an invisible format character (U+2066)"},  // isolate
+		{"a\u2069", "contains an invisible format character (U+2069)"},
+		{"a\u200Bb", "contains an invisible format character (U+200B)"}, // zero-width space
+		{"a\u200Cb", "contains an invisible format character (U+200C)"},
+		{"a\u200Db", "contains an invisible format character (U+200D)"},
+		{"a\u2060b", "contains an invisible format character (U+2060)"},     // word joiner
+		{"\uFEFFa", "contains an invisible format character (U+FEFF)"},      // BOM
+		{"a\U000E0041", "contains an invisible format character (U+E0041)"}, // tag LATIN CAPITAL A
+		{"a\U000E0000", "contains an invisible format character (U+E0000)"}, // unassigned, in the tag block
+		{"a\U000E007F", "contains an invisible format character (U+E007F)"},
+		{"soft\u00ADhyphen", "contains an invisible format character (U+00AD)"},
+		{"a\u200Eb", "contains an invisible format character (U+200E)"}, // left-to-right mark
+		{"\U000E0080", ""},    // beyond the tag block: not Cf
+		{"עברית العربية", ""}, // right-to-left letters are visible
+		{"👍🏽", ""},            // emoji with a modifier (So, Sk)
 	} {
 		if got := TextProblem(tc.in); got != tc.want {
 			t.Errorf("TextProblem(%q) = %q, want %q", tc.in, got, tc.want)

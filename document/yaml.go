@@ -12,12 +12,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Limits on YAML documents. The readers never expand aliases (they read the
+// Limits on YAML documents (and MaxDepth, as for JSON). The readers never expand aliases (they read the
 // node tree and follow an alias only to read one scalar or one list), so an
 // alias bomb cannot blow up memory here; the budget still rejects such
 // documents outright so nothing downstream is tempted to expand them.
 const (
-	MaxYAMLDepth   = 32 // nesting of mappings and sequences; a Service needs 4
 	MaxYAMLAliases = 20 // alias nodes in one document; the classic billion laughs uses 90
 )
 
@@ -100,9 +99,12 @@ func yamlParseError(err error) error {
 // checkYAMLNode walks the tree without following aliases, enforcing the
 // depth and alias limits and rejecting duplicated keys (js-yaml, which the
 // reference uses, rejects them too; silently keeping one would be a guess).
+// The document node is depth 0, so the root mapping is 1 as in JSON.
 func checkYAMLNode(n *yaml.Node, depth int, aliases *int) error {
-	if depth > MaxYAMLDepth {
-		return Errorf("Error parsing YAML: nesting deeper than %d levels", MaxYAMLDepth)
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		if p := nestingProblem(depth); p != "" {
+			return Errorf("Error parsing YAML: %s", p)
+		}
 	}
 	if n.Kind == yaml.AliasNode {
 		*aliases++

@@ -154,7 +154,7 @@ func DecodeJSON(body []byte) (Patch, error) {
 
 // Limits on a Service's YAML document: the reader's, for every kind.
 const (
-	MaxYAMLDepth   = document.MaxYAMLDepth
+	MaxDepth       = document.MaxDepth
 	MaxYAMLAliases = document.MaxYAMLAliases
 )
 

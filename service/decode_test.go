@@ -150,6 +150,13 @@ func TestDecodeJSONRefusesWhatNoFieldHolds(t *testing.T) {
 		{"NUL in a tag", `{"tags":["ok","\u0000"]}`, "Field 'tags[1]' contains a control character (U+0000)"},
 		{"C1 control in a tag", `{"tags":["\u0085"]}`, "Field 'tags[0]' contains a control character (U+0085)"},
 		{"repeated tag", `{"tags":["a","b","a"]}`, `Field 'tags[2]' repeats tags[0] ("a"): each entry may be given once`},
+		// encoding/json would store these as U+FFFD.
+		{"lone surrogate in a tag", `{"tags":["a","\ud800"]}`, `Field 'tags[1]' contains an unpaired UTF-16 surrogate (\uD800)`},
+		{"lone surrogate in an annotation", `{"kubernetes":{"annotations":{"a":"\udc00"}}}`, `Field 'kubernetes.annotations.a' contains an unpaired UTF-16 surrogate (\uDC00)`},
+		{"zero-width space in a tag", `{"tags":["a\u200bb"]}`, "Field 'tags[0]' contains an invisible format character (U+200B)"},
+		{"bidi override in name", `{"name":"\u202eab"}`, "Field 'name' contains an invisible format character (U+202E)"},
+		{"NUL in an annotation", `{"kubernetes":{"annotations":{"a":"\u0000"}}}`, "Field 'kubernetes.annotations.a' contains a control character (U+0000)"},
+		{"nested too deep", `{"kubernetes":` + strings.Repeat(`{"a":`, MaxDepth) + `1` + strings.Repeat("}", MaxDepth) + `}`, "Invalid JSON: nesting deeper than 32 levels"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := DecodeJSON([]byte(tt.body))
@@ -159,9 +166,9 @@ func TestDecodeJSONRefusesWhatNoFieldHolds(t *testing.T) {
 			}
 		})
 	}
-	// Text that merely looks odd is fine: non-ASCII letters, a lone
-	// surrogate escape (decoded as U+FFFD), a space.
-	if _, err := DecodeJSON([]byte(`{"tags":["café","\ud800","a b"]}`)); err != nil {
+	// Text that merely looks odd is fine: non-ASCII letters, a surrogate
+	// pair, U+FFFD as written, a space.
+	if _, err := DecodeJSON([]byte(`{"tags":["café","\ud83d\ude00","\ufffd","a b"]}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -347,6 +354,9 @@ func TestDecodeYAMLErrors(t *testing.T) {
 		{"unknown top-level field", "kind: Service\nstatus: {}\nmetadata: {}\nspec: {}\n", "Unknown field 'status' (line 2)"},
 		{"NUL in a tag", "kind: Service\nmetadata: {tags: [\"a\\0\"]}\nspec: {}\n", "Field 'tags[0]' contains a control character (U+0000)"},
 		{"LF in resource", "kind: Service\nmetadata: {}\nspec: {resource: \"a\\nb\"}\n", "Field 'resource' contains a control character (U+000A)"},
+		{"isolate in a tag", "kind: Service\nmetadata: {tags: [\"a\u2066\"]}\nspec: {}\n", "Field 'tags[0]' contains an invisible format character (U+2066)"},
+		{"tag character in an annotation", "kind: Service\nmetadata: {}\nspec: {kubernetes: {annotations: {a: \"b\U000E0041\"}}}\n", "Field 'kubernetes.annotations.a' contains an invisible format character (U+E0041)"},
+		{"NUL in an annotation", "kind: Service\nmetadata: {}\nspec: {kubernetes: {annotations: {a: \"\\0\"}}}\n", "Field 'kubernetes.annotations.a' contains a control character (U+0000)"},
 		{"repeated tag", "kind: Service\nmetadata: {tags: [a, a]}\nspec: {}\n", `Field 'tags[1]' repeats tags[0] ("a"): each entry may be given once`},
 		{"invalid UTF-8", "kind: Service\nmetadata: {name: \"a\xff\"}\nspec: {}\n", "Error parsing YAML: invalid leading UTF-8 octet"},
 		{"order targetPort before defaultBridge", "kind: Service\nmetadata: {}\nspec: {defaultBridge: 1, targetPort: x}\n",

@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"svcbridge/document"
 	"svcbridge/service"
 	"svcbridge/store/storetest"
 )
@@ -22,6 +26,9 @@ func FuzzDecodeJSON(f *testing.F) {
 		`{"targetPort":8080.0,"servicePort":1e400}`, `[]`, `null`, ``, `{"tags":[1]}`, `{} {}`,
 		`{"targetPort":-99999999999999999999999999}`, `{"name":"\ud800"}`, `{"tags":["a\u0000"]}`,
 		"{\"name\":\"\xff\"}", `{"name":"a","name":"a"}`, `{"targetport":1}`, `{"tags":["a","a"]}`,
+		`{"tags":["\ud83d\ude00","\udc00"]}`, `{"tags":["a\u202e"]}`, `{"kubernetes":{"annotations":{"a":"\ud800"}}}`,
+		`{"distribution":` + strings.Repeat("[", service.MaxDepth-1) + strings.Repeat("]", service.MaxDepth-1) + `}`,
+		`{"distribution":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -39,6 +46,8 @@ func FuzzDecodeYAML(f *testing.F) {
 		service.BillionLaughs(3), "kind: Service\nmetadata: &m {tags: *m}\nspec: {<<: *m}\n",
 		"kind: Service\nmetadata: {}\nspec: {targetPort: 99999999999999999999999}\n",
 		"kind: Service\nmetadata: {tags: [\"\\0\", a, a]}\nspec: {targetport: 1}\n",
+		"kind: Service\nmetadata: {tags: [\"\\ud800\", \"\\u202e\"]}\nspec: {kubernetes: {annotations: {a: \"\\u200b\"}}}\n",
+		"kind: Service\nmetadata: {}\nspec: {distribution: " + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + "}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -75,12 +84,19 @@ func checkDecodeResult(t *testing.T, pg *sql.DB, p service.Patch, err error) {
 	s := p.Apply(service.Spec{})
 	_ = service.Validate(s, service.ControlPlaneRemote)
 	_ = service.Validate(s, service.ControlPlaneKubernetes)
-	// Every string it carries is text PostgreSQL accepts.
+	// Every string it carries passes the text rule and is text PostgreSQL
+	// accepts.
 	texts := append([]string{s.Name, s.Type, s.Resource, s.DefaultBridge}, s.Tags...)
 	if s.K8sType != nil {
 		texts = append(texts, *s.K8sType)
 	}
+	if s.Kubernetes != nil {
+		texts = append(texts, slices.Collect(maps.Values(s.Kubernetes.Annotations))...)
+	}
 	for _, text := range texts {
+		if p := document.TextProblem(text); p != "" {
+			t.Fatalf("the decoder accepted %q, which %s", text, p)
+		}
 		var back string
 		if err := pg.QueryRowContext(context.Background(), `SELECT $1::text`, text).Scan(&back); err != nil || back != text {
 			t.Fatalf("PostgreSQL does not store %q, which the decoder accepted: %v (read back %q)", text, err, back)

@@ -120,11 +120,16 @@ func (p KubernetesPatch) apply(old *Kubernetes) *Kubernetes {
 	return &out
 }
 
-// decodeKubernetesValue reads the block from a decoded JSON body.
+// decodeKubernetesValue reads the block from a decoded JSON body or YAML
+// document. Its strings meet the text rule here: a YAML document's meet it
+// nowhere else (a JSON body's already did, in its reader).
 func decodeKubernetesValue(v any) (*KubernetesPatch, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, document.NotOfType(kubernetesField, "object")
+	}
+	if err := document.CheckJSON(kubernetesField, b); err != nil {
+		return nil, err
 	}
 	return decodeKubernetes(b)
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -136,14 +137,28 @@ func validateResource(typ, resource string) error {
 	return nil
 }
 
-func validateTags(tags []string, asAnnotations bool) error {
+// CheckTags is the rule a Service's tags obey wherever they are given (a
+// body's tags, the distribution preview's ?tags=): text, each given once,
+// none blank, at most MaxTags of at most MaxTagLength bytes. Whether they
+// are valid annotations too depends on the control plane (Validate).
+func CheckTags(tags []string) error {
 	if err := inventory.ValidateTags(tags); err != nil {
+		return err
+	}
+	if err := document.CheckTextList("tags", tags); err != nil {
 		return err
 	}
 	for i, t := range tags {
 		if strings.TrimSpace(t) == "" {
 			return invalidf("Field 'tags[%d]' must not be empty or blank", i)
 		}
+	}
+	return nil
+}
+
+func validateTags(tags []string, asAnnotations bool) error {
+	if err := CheckTags(tags); err != nil {
+		return err
 	}
 	if asAnnotations {
 		return ValidateAnnotations(tags)
@@ -166,6 +181,23 @@ func ValidateUpdate(old, new Spec) error {
 		return invalidf("Changing default bridge is not allowed. Please delete the service and create a new one with the desired default bridge.")
 	}
 	return validateKubernetesUpdate(new, old)
+}
+
+// SameSpec reports whether b declares what a does, so that a write of b
+// over a (an empty PATCH, a YAML document of what is stored) changes
+// nothing: no new generation, no reconcile. Both must be resolved alike
+// (references by uuid). Tags compare in order, none as none whether nil or
+// empty; the rest as it is stored, so an absent option and an empty one
+// (spec.kubernetes' omitempty fields) are the same.
+func SameSpec(a, b Spec) bool {
+	return slices.Equal(a.Tags, b.Tags) && storedForm(a) == storedForm(b)
+}
+
+// storedForm is s's JSON without its tags (stored apart).
+func storedForm(s Spec) string {
+	s.Tags = nil
+	b, _ := json.Marshal(s) // strings, numbers and maps of strings: cannot fail
+	return string(b)
 }
 
 func bridgeOrDefault(b string) string {

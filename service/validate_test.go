@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -121,11 +122,13 @@ func TestValidate(t *testing.T) {
 
 		// tags
 		{"no tags", remote, func(s *Spec) { s.Tags = nil }, ""},
-		{"duplicated tags are allowed", kube, func(s *Spec) { s.Tags = []string{"a", "a", "k: v", "k: w"} }, ""},
-		{"64 tags", remote, func(s *Spec) { s.Tags = repeatTag("t", MaxTags) }, ""},
-		{"65 tags", remote, func(s *Spec) { s.Tags = repeatTag("t", MaxTags+1) }, "Field 'tags' has 65 tags, more than the limit of 64"},
+		{"one key twice is fine", kube, func(s *Spec) { s.Tags = []string{"a", "k: v", "k: w"} }, ""},
+		{"duplicated tags", kube, func(s *Spec) { s.Tags = []string{"a", "k: v", "a"} }, `Field 'tags[2]' repeats tags[0] ("a"): each entry may be given once`},
+		{"64 tags", remote, func(s *Spec) { s.Tags = numberedTags(MaxTags) }, ""},
+		{"65 tags", remote, func(s *Spec) { s.Tags = numberedTags(MaxTags + 1) }, "Field 'tags' has 65 tags, more than the limit of 64"},
+		{"invisible character in a tag", remote, func(s *Spec) { s.Tags = []string{"a\u2066b"} }, "Field 'tags[0]' contains an invisible format character (U+2066)"},
 		{"empty tag", remote, func(s *Spec) { s.Tags = []string{"a", ""} }, "Field 'tags[1]' must not be empty or blank"},
-		{"blank tag", remote, func(s *Spec) { s.Tags = []string{" \t"} }, "Field 'tags[0]' must not be empty or blank"},
+		{"blank tag", remote, func(s *Spec) { s.Tags = []string{"  "} }, "Field 'tags[0]' must not be empty or blank"},
 		{"tag at the length limit", remote, func(s *Spec) { s.Tags = []string{strings.Repeat("t", MaxTagLength)} }, ""},
 		{"tag too long", remote, func(s *Spec) { s.Tags = []string{"a", strings.Repeat("t", MaxTagLength+1)} },
 			"Field 'tags[1]' is longer than 1024 characters"},
@@ -156,6 +159,14 @@ func TestValidate(t *testing.T) {
 			wantMessage(t, Validate(s, tt.plane), tt.want)
 		})
 	}
+}
+
+func numberedTags(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("t%d", i)
+	}
+	return out
 }
 
 func repeatTag(tag string, n int) []string {
@@ -202,4 +213,39 @@ func TestJSONPatchWithoutTypeOrBridgeKeepsImmutables(t *testing.T) {
 	new := p.Apply(old)
 	wantMessage(t, ValidateUpdate(old, new), "")
 	wantMessage(t, Validate(new, ControlPlaneKubernetes), "")
+}
+
+func TestSameSpec(t *testing.T) {
+	base := Spec{Name: "a", Tags: []string{"x", "y"}, Type: TypeK8s, Resource: "r", TargetPort: 80, DefaultBridge: DefaultBridge,
+		ServicePort: ptr(80), K8sType: ptr("ClusterIP"), Kubernetes: &Kubernetes{Annotations: map[string]string{"k": "v"}}}
+	for _, tc := range []struct {
+		name   string
+		change func(*Spec)
+		same   bool
+	}{
+		{"itself", func(*Spec) {}, true},
+		{"a copy of its pointers", func(s *Spec) { s.ServicePort, s.K8sType = ptr(80), ptr("ClusterIP") }, true},
+		{"a copy of its block", func(s *Spec) { s.Kubernetes = &Kubernetes{Annotations: map[string]string{"k": "v"}} }, true},
+		{"an empty option as absent", func(s *Spec) { s.Kubernetes.Labels = map[string]string{} }, true},
+		{"another port", func(s *Spec) { s.TargetPort = 81 }, false},
+		{"another resource", func(s *Spec) { s.Resource = "q" }, false},
+		{"servicePort removed", func(s *Spec) { s.ServicePort = nil }, false},
+		{"another annotation", func(s *Spec) { s.Kubernetes = &Kubernetes{Annotations: map[string]string{"k": "w"}} }, false},
+		{"block removed", func(s *Spec) { s.Kubernetes = nil }, false},
+		{"tags reordered", func(s *Spec) { s.Tags = []string{"y", "x"} }, false},
+		{"a tag less", func(s *Spec) { s.Tags = []string{"x"} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := base
+			b.Kubernetes = &Kubernetes{Annotations: map[string]string{"k": "v"}}
+			tc.change(&b)
+			if got := SameSpec(base, b); got != tc.same {
+				t.Fatalf("SameSpec = %v, want %v", got, tc.same)
+			}
+		})
+	}
+	// No tags are no tags, however held.
+	if !SameSpec(Spec{Name: "a"}, Spec{Name: "a", Tags: []string{}}) {
+		t.Fatal("nil and empty tags differ")
+	}
 }
