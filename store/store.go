@@ -92,8 +92,9 @@ type Pool struct {
 	MaxLifetime      time.Duration
 }
 
-// DefaultPool lets dev, two api and two worker processes (50 connections)
-// and a Temporal server (up to 40) share a default PostgreSQL
+// DefaultPool lets three api and two worker processes, or dev (two pools)
+// and one api and two worker processes (50 connections), and a Temporal
+// server (up to 40) share a default PostgreSQL
 // (max_connections 100, 3 of them reserved for superusers); see the
 // README's production section.
 var DefaultPool = Pool{MaxOpen: 10, MaxIdle: 10, MaxLifetime: 30 * time.Minute}
