@@ -349,9 +349,37 @@ func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error
 }
 
 // QueueAgents queues agents for a reconcile of their routers and wakes
-// the queue's workflow.
+// the queue's workflow, queueChunk agents at a time, heartbeating after
+// each chunk how many it queued: when its worker dies, Temporal retries it
+// after FanoutHeartbeat rather than the whole StartToCloseTimeout, and the
+// retry goes on from the last chunk heartbeated (queueing an agent again
+// is harmless: its marks coalesce).
 func (a *Activities) QueueAgents(ctx context.Context, uuids []string) error {
-	return a.Signaler.AgentsChanged(ctx, uuids...)
+	from := 0
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &from) != nil {
+		from = 0
+	}
+	return a.queueAgents(ctx, uuids[min(from, len(uuids)):], func(n int) { activity.RecordHeartbeat(ctx, from+n) })
+}
+
+// FanoutHeartbeat is QueueAgents' heartbeat timeout: a chunk takes well
+// under a second.
+const FanoutHeartbeat = 15 * time.Second
+
+// queueChunk is how many agents QueueAgents queues between heartbeats.
+const queueChunk = 500
+
+// queueAgents queues uuids a chunk at a time, telling queued how many it
+// has queued after each.
+func (a *Activities) queueAgents(ctx context.Context, uuids []string, queued func(n int)) error {
+	for start := 0; start < len(uuids); start += queueChunk {
+		end := min(start+queueChunk, len(uuids))
+		if err := a.Signaler.AgentsChanged(ctx, uuids[start:end]...); err != nil {
+			return err
+		}
+		queued(end)
+	}
+	return nil
 }
 
 // DrainParallel is how many agents one DrainAgents reconciles at once.

@@ -196,4 +196,9 @@ func (d directSteps) Kube(name string) (KubeResult, error) {
 	return d.a.reconcileKube(d.ctx, name)
 }
 func (d directSteps) Finish(f Finish) (string, error) { return d.a.FinishService(d.ctx, f) }
-func (d directSteps) Queue(agents []string) error     { return d.a.QueueAgents(d.ctx, agents) }
+
+// Queue starts over on a retry: the pass's heartbeats are its steps', and
+// its retry may queue other agents.
+func (d directSteps) Queue(agents []string) error {
+	return d.a.queueAgents(d.ctx, agents, func(int) {})
+}

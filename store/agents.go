@@ -52,13 +52,10 @@ func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (inventory.Agent
 	return a, err
 }
 
-// SetAgentTokenHash replaces an agent's credential, revoking the old one.
+// SetAgentTokenHash replaces the credential of an agent read in this
+// transaction, revoking the old one.
 func (t *Tx) SetAgentTokenHash(ctx context.Context, uuid, hash string) error {
-	n, err := t.exec(ctx, `UPDATE agents SET token_hash = ?, updated_at = ? WHERE uuid = ?`, hash, now(), uuid)
-	if err == nil && n == 0 {
-		return ErrNotFound
-	}
-	return err
+	return t.updateRead(ctx, `UPDATE agents SET token_hash = ?, updated_at = ? WHERE uuid = ?`, hash, now(), uuid)
 }
 
 // DefaultRouter returns the hub agent of the remote control plane.
@@ -125,16 +122,12 @@ func (t *Tx) CreateAgent(ctx context.Context, a *inventory.Agent, tokenHash stri
 	return t.syncRouterPresence(ctx, *a)
 }
 
-// UpdateAgent writes every field of a.
+// UpdateAgent writes every field of a, read in this transaction.
 func (t *Tx) UpdateAgent(ctx context.Context, a *inventory.Agent) error {
 	a.UpdatedAt = now()
-	n, err := t.exec(ctx, `UPDATE agents SET name = ?, host = ?, router_mode = ?, default_router = ?, updated_at = ? WHERE uuid = ?`,
-		a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.UpdatedAt, a.UUID)
-	if err != nil {
+	if err := t.updateRead(ctx, `UPDATE agents SET name = ?, host = ?, router_mode = ?, default_router = ?, updated_at = ? WHERE uuid = ?`,
+		a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.UpdatedAt, a.UUID); err != nil {
 		return err
-	}
-	if n == 0 {
-		return ErrNotFound
 	}
 	if _, err := t.exec(ctx, `DELETE FROM agent_tags WHERE agent_uuid = ?`, a.UUID); err != nil {
 		return err

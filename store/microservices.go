@@ -45,15 +45,11 @@ func (t *Tx) CreateMicroservice(ctx context.Context, m *inventory.Microservice) 
 	return err
 }
 
-// UpdateMicroservice writes every field of m.
+// UpdateMicroservice writes every field of m, read in this transaction.
 func (t *Tx) UpdateMicroservice(ctx context.Context, m *inventory.Microservice) error {
 	m.UpdatedAt = now()
-	n, err := t.exec(ctx, `UPDATE microservices SET application = ?, name = ?, agent_uuid = ?, host_network_mode = ?, updated_at = ? WHERE uuid = ?`,
+	return t.updateRead(ctx, `UPDATE microservices SET application = ?, name = ?, agent_uuid = ?, host_network_mode = ?, updated_at = ? WHERE uuid = ?`,
 		m.Application, m.Name, m.AgentUUID, m.HostNetworkMode, m.UpdatedAt, m.UUID)
-	if err == nil && n == 0 {
-		return ErrNotFound
-	}
-	return err
 }
 
 // ServicesOfMicroservice names the services whose backend is uuid.

@@ -290,8 +290,9 @@ func (t *Tx) insertServiceTags(ctx context.Context, name string, tags []string) 
 	return nil
 }
 
-// UpdateService writes the spec, placement and endpoint of s, bumps its
-// generation and sets it pending. bridgePort never changes.
+// UpdateService writes the spec, placement and endpoint of s, read in this
+// transaction, bumps its generation and sets it pending. bridgePort never
+// changes.
 func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 	s.UpdatedAt = now()
 	s.RequestedAt = s.UpdatedAt
@@ -300,7 +301,7 @@ func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 		return err
 	}
 	p := s.Placement
-	n, err := t.exec(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?, kubernetes = ?,
+	err = t.updateRead(ctx, `UPDATE services SET resource = ?, target_port = ?, service_port = ?, k8s_type = ?, kubernetes = ?,
 			service_endpoint = ?, provisioning_status = ?, provisioning_error = NULL, generation = generation + 1, updated_at = ?, requested_at = ?,
 			connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
 		WHERE name = ?`,
@@ -308,9 +309,6 @@ func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter, s.Name)
 	if err != nil {
 		return err
-	}
-	if n == 0 {
-		return ErrNotFound
 	}
 	return t.setServiceTags(ctx, s.Name, s.Tags)
 }

@@ -46,6 +46,13 @@ var (
 	// kept failing for longer than InTx retries (or a commit's outcome could
 	// not be learned): the caller may try again later.
 	ErrUnavailable = errors.New("database unavailable")
+	// errVanished is a write that found none of the row its transaction
+	// had read: a concurrent transaction deleted it in between, which
+	// PostgreSQL's READ COMMITTED allows. Like a serialization failure it
+	// is transient: InTx runs fn again, whose read then finds the row gone
+	// and answers as it does for any missing row. It is ErrNotFound too,
+	// for a caller that wrote without reading.
+	errVanished = fmt.Errorf("%w: deleted by a concurrent transaction", ErrNotFound)
 )
 
 // ForeignKey is the Constraint of every foreign key violation: a row still
@@ -85,8 +92,9 @@ type Pool struct {
 	MaxLifetime      time.Duration
 }
 
-// DefaultPool lets dev, two api and two worker processes (50 connections)
-// and a Temporal server (up to 40) share a default PostgreSQL
+// DefaultPool lets three api and two worker processes, or dev (two pools)
+// and one api and two worker processes (50 connections), and a Temporal
+// server (up to 40) share a default PostgreSQL
 // (max_connections 100, 3 of them reserved for superusers); see the
 // README's production section.
 var DefaultPool = Pool{MaxOpen: 10, MaxIdle: 10, MaxLifetime: 30 * time.Minute}
@@ -244,7 +252,8 @@ type Tx struct {
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
 // transaction fails for a transient reason (PostgreSQL broke a deadlock or
-// a serialization conflict, a connection was dropped or refused, the
+// a serialization conflict, a row fn read was deleted before fn wrote it,
+// a connection was dropped or refused, the
 // server is starting, shutting down or full) and did not commit, fn runs
 // again in a new one after a short backoff (see retryDelays): fn must only
 // decide from what it reads in the transaction. When that does not help,
@@ -293,7 +302,8 @@ func (s *Store) retry(ctx context.Context, attempt func() error) error {
 		case <-time.After(delay/2 + rand.N(delay/2)):
 		}
 	}
-	if err = attempt(); transient(err) {
+	// A row still vanishing was never there for this caller: not found.
+	if err = attempt(); transient(err) && !errors.Is(err, errVanished) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
@@ -381,7 +391,7 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 }
 
 // transient reports an error after which a new transaction can succeed:
-// PostgreSQL's serialization_failure, deadlock_detected,
+// a row that vanished (errVanished), PostgreSQL's serialization_failure, deadlock_detected,
 // too_many_connections, admin_shutdown, crash_shutdown,
 // cannot_connect_now, a connection exception or any FATAL error, a
 // connection that broke or was refused, or a prepared statement gone
@@ -390,7 +400,7 @@ func transient(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return false
 	}
-	if errors.Is(err, errStaleStatement) {
+	if errors.Is(err, errStaleStatement) || errors.Is(err, errVanished) {
 		return true
 	}
 	var pqErr *pq.Error
@@ -459,6 +469,23 @@ func (t *Tx) exec(ctx context.Context, query string, args ...any) (int64, error)
 		return 0, mapErr(err)
 	}
 	return res.RowsAffected()
+}
+
+// updateRead runs an UPDATE of one row that the caller read in this
+// transaction; when it changed none, the row was deleted since the read
+// (errVanished). On SQLite nothing can delete it meanwhile (the
+// transaction holds the only write lock from its start): ErrNotFound.
+func (t *Tx) updateRead(ctx context.Context, query string, args ...any) error {
+	n, err := t.exec(ctx, query, args...)
+	switch {
+	case err != nil:
+		return err
+	case n > 0:
+		return nil
+	case t.dialect == Postgres:
+		return errVanished
+	}
+	return ErrNotFound
 }
 
 // write runs a statement that writes rows; on PostgreSQL the same round

@@ -63,29 +63,67 @@ func (f postgresFault) allowConnections(allow bool) {
 func TestDatabaseDownAnswers503(t *testing.T) {
 	dbURL := storetest.NewPostgresDB(t)
 	s := newSystemOn(t, dbURL, temporaltest.NewServer(temporaltest.WithT(t)))
+	databaseDown(t, s, dbURL)
+}
+
+// TestDevDatabaseDownAnswers503 is TestDatabaseDownAnswers503 for dev on
+// PostgreSQL, whose worker and its retries run beside the API, while
+// services are being reconciled.
+func TestDevDatabaseDownAnswers503(t *testing.T) {
+	dbURL := storetest.NewPostgresDB(t)
+	apiPort := freePort(t)
+	dev := start(t, []string{"DATABASE_URL=" + dbURL, "AUTH_TOKENS_FILE=" + tokensFile(t)}, "dev", "--data-dir", t.TempDir(),
+		"--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+	s := &system{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
+	waitHTTP(t, s.url+"/readyz", dev)
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	for i := range 20 {
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": fmt.Sprintf("svc-%d", i), "type": "external",
+			"resource": "203.0.113.10", "targetPort": 2000 + i}, nil)
+	}
+	databaseDown(t, s, dbURL)
+}
+
+// databaseDown closes s's database to every session, then sends requests
+// at once (lists, creates, updates): each must answer 503 with Retry-After
+// and the UnavailableError envelope within seconds (the client gives up
+// after unavailableWithin, far beyond the store's 1.3 s of retries); once
+// the database is back, a list succeeds.
+func databaseDown(t *testing.T, s *system, dbURL string) {
 	fault := newPostgresFault(t, dbURL)
 	fault.allowConnections(false)
 	t.Cleanup(func() { fault.allowConnections(true) })
 	fault.terminate()
 
-	for _, r := range []struct{ method, path string }{{"GET", "/api/v3/services"}, {"GET", "/api/v3/agents"}} {
-		req, _ := http.NewRequest(r.method, s.url+r.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	const unavailableWithin = 15 * time.Second
+	client := &http.Client{Timeout: unavailableWithin}
+	var wg sync.WaitGroup
+	for i := range 21 {
+		method, path, body := "GET", "/api/v3/services", ""
+		switch i % 3 {
+		case 1:
+			method, body = "POST", fmt.Sprintf(`{"name":"down-%d","type":"external","resource":"203.0.113.10","targetPort":443}`, i)
+		case 2:
+			method, path, body = "PATCH", fmt.Sprintf("/api/v3/services/svc-%d", i), `{"targetPort":3000}`
 		}
-		var e struct{ Name, Message string }
-		json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || e.Name != "UnavailableError" {
-			t.Errorf("%s %s with the database down: %d Retry-After %q %+v, want 503 with Retry-After and UnavailableError",
-				r.method, r.path, resp.StatusCode, resp.Header.Get("Retry-After"), e)
-		}
+		wg.Go(func() {
+			req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Errorf("%s %s with the database down: %v", method, path, err)
+				return
+			}
+			defer resp.Body.Close()
+			var e struct{ Name, Message string }
+			json.NewDecoder(resp.Body).Decode(&e)
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || e.Name != "UnavailableError" {
+				t.Errorf("%s %s with the database down: %d Retry-After %q %+v, want 503 with Retry-After and UnavailableError",
+					method, path, resp.StatusCode, resp.Header.Get("Retry-After"), e)
+			}
+		})
 	}
-	code, body := s.do("POST", "/api/v3/services", map[string]any{"name": "down", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
-	if code != http.StatusServiceUnavailable {
-		t.Errorf("create with the database down: %d %s, want 503", code, body)
-	}
+	wg.Wait()
 
 	fault.allowConnections(true)
 	if code, body := s.do("GET", "/api/v3/services", nil); code != http.StatusOK {

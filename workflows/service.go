@@ -188,7 +188,9 @@ var quickRetries = &temporal.RetryPolicy{
 func fanout(ctx workflow.Context, agents []string) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		// A dead worker's chunk is retried elsewhere within seconds.
+		HeartbeatTimeout: activities.FanoutHeartbeat,
+		RetryPolicy:      &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
 	var futures []workflow.Future
 	for start := 0; start < len(agents); start += fanoutChunk {

@@ -335,6 +335,11 @@ func runWorkerRole(ctx context.Context, cfg config.Config) error {
 // admin token, ready to run.
 type devSystem struct {
 	parts
+	// worker is parts with a store of the worker's own on PostgreSQL,
+	// as the api and worker processes have: its reconciles, retrying
+	// through an outage, never hold the connections and write slots the
+	// API needs to answer 503 at once. SQLite keeps its one writer.
+	worker    parts
 	temporal  *devserver.Server
 	ln        net.Listener
 	users     users
@@ -403,6 +408,13 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 		d.temporal.Stop()
 		return nil, err
 	}
+	d.worker = d.parts
+	if d.store.Dialect() == store.Postgres {
+		if d.worker.store, err = store.OpenPool(ctx, dbURL, cfg.Pool); err != nil {
+			d.close()
+			return nil, err
+		}
+	}
 	if d.ln, err = net.Listen("tcp", listen); err != nil {
 		d.close()
 		return nil, fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
@@ -414,11 +426,14 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 func (d *devSystem) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveAPI(gctx, d.ln, d.users) })
-	g.Go(func() error { return d.runWorker(gctx) })
+	g.Go(func() error { return d.worker.runWorker(gctx) })
 	return g.Wait()
 }
 
 func (d *devSystem) close() {
+	if d.worker.store != nil && d.worker.store != d.store {
+		d.worker.store.Close()
+	}
 	d.parts.close()
 	d.temporal.Stop()
 	d.unlock()
