@@ -3,11 +3,16 @@ package workflows
 import (
 	"context"
 	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"svcbridge/activities"
@@ -92,5 +97,42 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 		t.Errorf("the queue asked %d times, want 5", len(asked))
 	} else if asked[2].Before(retryAt) {
 		t.Errorf("asked again at %v, before the lease ended at %v", asked[2], retryAt)
+	}
+}
+
+// TestQueueHistoriesCoverBothLoops: the captured agent queue histories
+// that TestReplayCapturedHistories replays include a run of the blind
+// loop (no version marker) and one of the outlook loop.
+func TestQueueHistoriesCoverBothLoops(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", url.PathEscape("agents/queue")+"*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops := map[workflow.Version]string{}
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := client.HistoryFromJSON(r, client.HistoryJSONOptions{})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := workflow.DefaultVersion
+		for _, e := range h.GetEvents() {
+			m := e.GetMarkerRecordedEventAttributes()
+			var change string
+			if m.GetMarkerName() != "Version" || converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["change-id"], &change) != nil || change != outlookChange {
+				continue
+			}
+			if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["version"], &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		loops[v] = filepath.Base(f)
+	}
+	if loops[workflow.DefaultVersion] == "" || loops[outlookVersion] == "" {
+		t.Errorf("agent queue histories by version %v; want one of the blind loop and one of version %d", loops, outlookVersion)
 	}
 }
