@@ -82,3 +82,39 @@ func (t *Tx) AgentQueued(ctx context.Context, uuid string) (bool, error) {
 	err := t.get(ctx, &n, `SELECT COUNT(*) FROM agent_queue WHERE agent_uuid = ?`, uuid)
 	return n > 0, err
 }
+
+// QueueOutlook is what the queue holds for the workflow draining it: how
+// many agents a batch could claim now, and when the earliest lease still
+// held ends (zero when none is held).
+type QueueOutlook struct {
+	Claimable int
+	NextLease time.Time
+}
+
+// QueueOutlook counts the claimable agents up to limit, and finds the
+// earliest lease that has not ended, on a read snapshot. Both stay cheap
+// with 100,000 agents queued: the count stops at limit claimable rows
+// (leased rows are few: a window's, failed ones' and a dead worker's), and
+// the lease is the first entry of the leased rows' index.
+func (s *Store) QueueOutlook(ctx context.Context, limit int) (QueueOutlook, error) {
+	var q QueueOutlook
+	err := s.Read(ctx, func(t *Tx) error {
+		ts := now()
+		if err := t.get(ctx, &q.Claimable, `SELECT COUNT(*) FROM (SELECT 1 FROM agent_queue
+			WHERE claimed_until IS NULL OR claimed_until < ? LIMIT ?) c`, ts, limit); err != nil {
+			return err
+		}
+		// A column of its own, not MIN(): SQLite's driver reads a time
+		// only from a column declared TIMESTAMP.
+		var next []time.Time
+		if err := t.sel(ctx, &next, `SELECT claimed_until FROM agent_queue WHERE claimed_until >= ?
+			ORDER BY claimed_until LIMIT 1`, ts); err != nil {
+			return err
+		}
+		if len(next) > 0 {
+			q.NextLease = next[0]
+		}
+		return nil
+	})
+	return q, err
+}

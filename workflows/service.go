@@ -227,17 +227,41 @@ func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Dura
 }
 
 // AgentQueueWorkflow (one, ID <prefix>agents/queue) drains the queue of
-// agents to reconcile: a window of AgentBatchWorkflow children at a time,
-// each claiming and reconciling a batch, while batches come back full; then
-// it waits for a signal, or a minute for leases that ended. Marks of one
-// agent coalesce in the queue, so many services changing at once cost each
+// agents to reconcile through AgentBatchWorkflow children, each claiming
+// and reconciling a batch: before each window it asks the store how many
+// agents are claimable and starts only the batches they need (none when
+// none are), windows following while batches come back full; then it
+// waits for a signal, or for the earliest lease to end. Marks of one agent
+// coalesce in the queue, so many services changing at once cost each
 // agent about one router rewrite, and thousands of agents cost a handful
 // of children, far within Temporal's limits on pending work and history.
 // A child whose agent writes failed fails (red in the Web UI); its agents
-// keep their marks and a batch a few seconds later retries them.
+// keep their marks with a lease of a few seconds, whose end wakes the
+// queue for a batch that retries them.
 func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
-	queueID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	if workflow.GetVersion(ctx, outlookChange, workflow.DefaultVersion, outlookVersion) == workflow.DefaultVersion {
+		return blindAgentQueue(ctx, signals, in)
+	}
+	for round := 0; round < maxIterations; round++ {
+		drain(signals)
+		q := queueOutlook(ctx)
+		if n := batchesFor(q.Claimable); n > 0 {
+			if full, _ := window(ctx, &in, n); full {
+				continue // more may wait
+			}
+			q = queueOutlook(ctx) // for the leases the window left
+		}
+		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease))
+	}
+	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
+}
+
+// blindAgentQueue is the queue's loop of runs started before
+// outlookChange, which replay it: a window of drainWindow children every
+// round whatever is queued, then a wait for a signal, or a minute for
+// leases that ended.
+func blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in AgentQueueInput) error {
 	// retryAt is when the agents of a failed batch are claimable again;
 	// zero when none wait. A signal may end a wait before it.
 	var retryAt time.Time
@@ -247,22 +271,9 @@ func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 			retryAt = time.Time{}
 		}
 		for full := true; full; {
-			futures := make([]workflow.Future, drainWindow)
-			for i := range futures {
-				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-					WorkflowID:    agentBatch(queueID, in.NextBatch),
-					StaticSummary: "Agent router batch " + strconv.Itoa(in.NextBatch),
-				})
-				in.NextBatch++
-				futures[i] = workflow.ExecuteChildWorkflow(cctx, AgentBatchWorkflowName, AgentBatchInput{Limit: drainBatch})
-			}
-			for _, f := range futures {
-				var b activities.AgentBatch
-				err := f.Get(ctx, &b)
-				if err != nil {
-					retryAt = workflow.Now(ctx).Add(activities.RetryFailedAgents + time.Second)
-				}
-				full = full && err == nil && b.Claimed == drainBatch
+			var failedAt time.Time
+			if full, failedAt = window(ctx, &in, drainWindow); !failedAt.IsZero() {
+				retryAt = failedAt.Add(activities.RetryFailedAgents + time.Second)
 			}
 		}
 		// Failed writes are retried soon; otherwise a minute is for
@@ -274,6 +285,32 @@ func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 		waitForSignal(ctx, signals, wait)
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
+}
+
+// window runs n AgentBatchWorkflow children of up to drainBatch agents at
+// once, numbered on from in.NextBatch. It reports whether every one came
+// back full, and when the last failed one did (zero when none failed).
+func window(ctx workflow.Context, in *AgentQueueInput, n int) (full bool, failedAt time.Time) {
+	queueID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	futures := make([]workflow.Future, n)
+	for i := range futures {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:    agentBatch(queueID, in.NextBatch),
+			StaticSummary: "Agent router batch " + strconv.Itoa(in.NextBatch),
+		})
+		in.NextBatch++
+		futures[i] = workflow.ExecuteChildWorkflow(cctx, AgentBatchWorkflowName, AgentBatchInput{Limit: drainBatch})
+	}
+	full = true
+	for _, f := range futures {
+		var b activities.AgentBatch
+		err := f.Get(ctx, &b)
+		if err != nil {
+			failedAt = workflow.Now(ctx)
+		}
+		full = full && err == nil && b.Claimed == drainBatch
+	}
+	return full, failedAt
 }
 
 // AgentBatchWorkflow claims up to in.Limit queued agents and rebuilds their
