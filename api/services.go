@@ -361,19 +361,20 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		s.applyControlPlane(&svc, placement)
 		if unchanged = service.SameSpec(old.Spec, svc.Spec); unchanged {
 			svc = old
-			return nil
+		} else {
+			if err := tx.UpdateService(ctx, &svc); err != nil {
+				return err
+			}
+			if err := tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonUpdated,
+				Generation: old.Generation + 1, Message: "spec updated"}); err != nil || !isDryRun(ctx) {
+				return err
+			}
+			// A dry run answers what the write would make, as Kubernetes'.
+			if svc, err = tx.GetService(ctx, name); err != nil {
+				return err
+			}
 		}
-		if err := tx.UpdateService(ctx, &svc); err != nil {
-			return err
-		}
-		if err := tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonUpdated,
-			Generation: old.Generation + 1, Message: "spec updated"}); err != nil || !isDryRun(ctx) {
-			return err
-		}
-		// A dry run answers what the write would make, as Kubernetes'.
-		if svc, err = tx.GetService(ctx, name); err != nil {
-			return err
-		}
+		// Both answer the service as a GET does, with its distribution.
 		preview, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
@@ -381,12 +382,10 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		fail(c, err)
 		return
 	}
-	if unchanged {
-		c.JSON(http.StatusOK, s.views(ctx, svc)[0])
-		return
+	if !unchanged {
+		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	}
-	s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
-	if preview != nil {
+	if unchanged || isDryRun(ctx) {
 		v := s.views(ctx, svc)[0]
 		v.Distribution = preview
 		c.JSON(http.StatusOK, v)

@@ -947,7 +947,11 @@ func TestServiceUpdateThatChangesNothing(t *testing.T) {
 			},
 		} {
 			r := send().Want(http.StatusOK)
-			got := decodeService(t, r)
+			// The service as a GET answers it, distribution included.
+			if _, ok := r.Map()["distribution"]; !ok {
+				t.Errorf("%s answered no distribution: %s", r.req, r.Body)
+			}
+			got := decodeService(t, r, "distribution")
 			if got.Generation != 1 || got.ProvisioningStatus != service.StatusReady || !got.UpdatedAt.Equal(want.UpdatedAt) {
 				t.Fatalf("%s answered generation %d, status %q, updatedAt %v; want the service as it was: %s", r.req, got.Generation, got.ProvisioningStatus, got.UpdatedAt, r.Body)
 			}
