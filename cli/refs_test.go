@@ -199,6 +199,14 @@ func TestCLIDescribeSumsUpALargeDistribution(t *testing.T) {
 	if out := describe("service", "big", "--all"); strings.Count(out, "\n  a") != 25 || strings.Contains(out, "more agents") {
 		t.Errorf("describe --all:\n%s", out)
 	}
+
+	// Failed: its connector or hub listener is gone, so neither its
+	// endpoint nor its agents' listeners carry traffic.
+	svc = strings.Replace(svc, `"provisioningStatus":"ready"`, `"provisioningStatus":"failed","provisioningError":"Agent fog-a has routerMode none","serviceEndpoint":"hub.example.com"`, 1)
+	if out := describe("service/big"); !strings.Contains(out, "Endpoint:         hub.example.com (not served)\n") ||
+		!strings.Contains(out, "Distribution:     23/25 agents listening; no traffic until the service is ready again (it failed)\n") {
+		t.Errorf("describe of a failed service:\n%s", out)
+	}
 }
 
 // A watch that loses its stream opens it again and reports only what
