@@ -181,16 +181,8 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	c.DatabaseURL = get("database-url")
-	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-		return c, bad("database-url", "DATABASE_URL", "must be a postgres:// or postgresql:// URL")
-	}
-	if _, err := url.Parse(c.DatabaseURL); err != nil {
-		// url.Error repeats the URL, password included: say only why.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return c, bad("database-url", "DATABASE_URL", "not a valid URL: "+err.Error())
+	if problem := DatabaseURLProblem(c.DatabaseURL); problem != "" {
+		return c, bad("database-url", "DATABASE_URL", problem)
 	}
 	if c.Pool, err = loadPool(get); err != nil {
 		return c, err
@@ -251,6 +243,45 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, bad("log-format", "LOG_FORMAT", "must be text or json")
 	}
 	return c, nil
+}
+
+// DatabaseURLProblem says what is wrong with a DATABASE_URL, "" when
+// nothing is. It never quotes the URL nor the parser's error, which repeats
+// parts of it: a password holding '/', '?' or '#' makes the parser read its
+// start as the host's port (`invalid port ":S3cr"`), or as a valid host and
+// port followed by a path, query or fragment holding the '@'.
+func DatabaseURLProblem(raw string) string {
+	const encode = "percent-encode '/', '?', '#', '@' and ':' in its user name and password (%2F %3F %23 %40 %3A)"
+	switch u, err := url.Parse(raw); {
+	case raw == "":
+		return ""
+	case !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://"):
+		return "must be a postgres:// or postgresql:// URL"
+	case err != nil:
+		return "not a valid URL: " + encode
+	case u.User == nil && strings.Contains(raw, "@"):
+		return "an '@' outside the user info: " + encode
+	}
+	return ""
+}
+
+// Redact returns err with the value of every secret setting (DATABASE_URL
+// and its password, TEMPORAL_API_KEY, OIDC_CLIENT_SECRET) replaced, for an
+// error that may quote one to be printed; nil stays nil.
+func (c Config) Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	for _, s := range []string{c.DatabaseURL, c.TemporalTLS.APIKey, c.OIDCClientSecret} {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "xxxxx")
+		}
+	}
+	if text = store.RedactPassword(c.DatabaseURL, text); text == err.Error() {
+		return err
+	}
+	return errors.New(text)
 }
 
 // loadPool reads the DB_* settings.

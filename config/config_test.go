@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -105,13 +106,40 @@ func TestEnvironmentIsReadAtLoadNotInHelp(t *testing.T) {
 }
 
 // TestMalformedDatabaseURLIsRefusedWithoutItsPassword: the error names
-// the setting and why, not the URL.
+// the setting and why, not the URL nor any part of its password, whatever
+// characters the password holds unencoded.
 func TestMalformedDatabaseURLIsRefusedWithoutItsPassword(t *testing.T) {
-	for _, u := range []string{"postgres://u:S3cret@h:notaport/db", "postgres://u:S3cret@h/db\x7f", "postgres://u:S3cret@[::1/db"} {
+	for _, u := range []string{"postgres://u:S3cret@h:notaport/db", "postgres://u:S3cret@h/db\x7f", "postgres://u:S3cret@[::1/db",
+		"postgres://u:S3cr/et@h/db", "postgres://u:S3cr?et@h/db", "postgres://u:S3cr#et@h/db",
+		"postgres://u:1234/S3cret@h/db", "postgres://u:1234?S3cret@h/db", "postgres://u:1234#S3cret@h/db"} {
 		_, err := load(t, "--database-url", u)
-		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "S3cret") {
+		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "S3cr") || strings.Contains(err.Error(), "1234") {
 			t.Errorf("%q: error %v, want one naming DATABASE_URL without the password", u, err)
 		}
+	}
+	for _, u := range []string{"", "postgres://u:S3cr%2Fet%3F%23%40@h:5432/db?sslmode=disable", "postgresql://u:p@ss:w@h/db", "postgres:///db?host=/tmp"} {
+		if _, err := load(t, "--database-url", u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}
+
+// Redact hides every secret setting's value, and the database password
+// raw or decoded, in an error that quotes them.
+func TestRedactHidesSecretSettings(t *testing.T) {
+	c, err := load(t, "--database-url", "postgres://u:S3cr%2Fet@h/db", "--temporal-api-key", "planted-key",
+		"--oidc-client-secret", "planted-client-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Redact(errors.New("connect postgres://u:S3cr%2Fet@h/db: password S3cr/et, S3cr%2Fet; key planted-key; client planted-client-secret")).Error()
+	for _, secret := range []string{"S3cr", "planted-key", "planted-client-secret"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("Redact left %q: %s", secret, got)
+		}
+	}
+	if c.Redact(nil) != nil {
+		t.Error("Redact(nil) is not nil")
 	}
 }
 
