@@ -228,6 +228,12 @@ func fail(c *gin.Context, err error) {
 	var e *Error
 	var invalid *document.Error
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
+	case clientGone(c):
+		// No one reads the answer, and the failure is the client's.
+		c.AbortWithStatus(StatusClientClosedRequest)
+		return
 	case errors.As(err, &e):
 	case errors.As(err, &invalid):
 		e = badRequest("%s", invalid.Message)
@@ -236,8 +242,6 @@ func fail(c *gin.Context, err error) {
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
 		c.Header("Retry-After", RetryAfter)
 		e = apiErr(http.StatusServiceUnavailable, "UnavailableError", "The database is unavailable; try again later")
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
 	default:
 		slog.Default().ErrorContext(c.Request.Context(), "request failed", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)

@@ -83,6 +83,8 @@ func (s *Server) answerSession(c *gin.Context, tokens auth.Tokens, err error) {
 		// Why (expired, unknown, refused by the issuer) is for the log only.
 		s.requestLogger(c).DebugContext(c.Request.Context(), "session refused", "error", err)
 		unauthorized(c, "invalid credentials")
+	case clientGone(c):
+		fail(c, err) // not the identity provider's fault
 	default:
 		s.requestLogger(c).WarnContext(c.Request.Context(), "identity provider unavailable", "error", err)
 		c.Header("Retry-After", "5")
