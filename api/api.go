@@ -72,6 +72,8 @@ type Options struct {
 	// WatchInterval is how often a watch (?watch=true) reads its list
 	// again; 0 is DefaultWatchInterval.
 	WatchInterval time.Duration
+	// Limits bound watches and failed authentications; zero is DefaultLimits.
+	Limits Limits
 }
 
 // Server holds the handlers' dependencies.
@@ -84,6 +86,9 @@ type Server struct {
 	// creates bounds this process's service creates in flight
 	// (createService).
 	creates chan struct{}
+	// authLimit and watches hold what Limits bound.
+	authLimit *authLimiter
+	watches   *watchHub
 }
 
 // concurrentCreates is how many service creates one API process runs at
@@ -99,7 +104,11 @@ func New(o Options) http.Handler {
 	}
 	o.Reconciler = dryRunReconciler{o.Reconciler}
 	docs, _ := lru.New[string, routerDoc](routerDocCacheSize) // fails only for a size ≤ 0
-	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates)}
+	if o.Limits == (Limits{}) {
+		o.Limits = DefaultLimits
+	}
+	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates),
+		authLimit: newAuthLimiter(o.Limits), watches: newWatchHub(o.Logger, o.Limits, o.WatchInterval)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
@@ -110,12 +119,12 @@ func New(o Options) http.Handler {
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
+	users := r.Group("/api/v3", s.limitBearer, s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
-	s.agentPullRoutes(r.Group("/api/v3"))
+	s.agentPullRoutes(r.Group("/api/v3", s.limitBearer))
 	s.sessionRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))

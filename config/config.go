@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"svcbridge/api"
 	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -50,6 +52,7 @@ type Config struct {
 	LogFormat         string
 	HTTP              HTTPServer
 	Pool              store.Pool
+	Limits            api.Limits
 }
 
 // HTTPServer bounds what one client may hold of the api's (and the worker's
@@ -116,6 +119,11 @@ var Settings = []Setting{
 	{"oidc-client-secret", "OIDC_CLIENT_SECRET", "", "api: that client's secret (empty for a public client)"},
 	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
+	{"watch-max", "WATCH_MAX", "256", "api, dev: most watches (?watch=true) open at once in one process (429 above it)"},
+	{"watch-max-per-client", "WATCH_MAX_PER_CLIENT", "16", "api, dev: most watches open at once for one user (429 above it)"},
+	{"watch-buffer", "WATCH_BUFFER", "30", "api, dev: how many reads (one a second) of changes a watcher may fall behind before its watch ends with an ERROR event"},
+	{"auth-failures-per-minute", "AUTH_FAILURES_PER_MINUTE", "10", "api, dev: failed authentications one client address, and one credential, may make per minute, beyond the burst (429 above it)"},
+	{"auth-failure-burst", "AUTH_FAILURE_BURST", "20", "api, dev: failed authentications one client address, and one credential, may make at once"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
@@ -188,6 +196,9 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, err
 	}
 	if c.HTTP, err = loadHTTP(get); err != nil {
+		return c, err
+	}
+	if c.Limits, err = loadLimits(get); err != nil {
 		return c, err
 	}
 	c.TemporalAddress = get("temporal-address")
@@ -325,6 +336,30 @@ func loadHTTP(get func(string) string) (HTTPServer, error) {
 		return h, invalid("http-max-header-bytes", "must be a number of bytes, at least 1024")
 	}
 	return h, nil
+}
+
+// loadLimits reads the WATCH_* and AUTH_FAILURE* settings.
+func loadLimits(get func(string) string) (api.Limits, error) {
+	var l api.Limits
+	for _, n := range []struct {
+		flag string
+		to   *int
+	}{
+		{"watch-max", &l.WatchMax}, {"watch-max-per-client", &l.WatchMaxPerClient},
+		{"watch-buffer", &l.WatchBuffer}, {"auth-failure-burst", &l.AuthFailureBurst},
+	} {
+		v, err := strconv.Atoi(get(n.flag))
+		if err != nil || v < 1 {
+			return l, invalid(n.flag, "must be a positive number")
+		}
+		*n.to = v
+	}
+	v, err := strconv.ParseFloat(get("auth-failures-per-minute"), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return l, invalid("auth-failures-per-minute", "must be a positive number")
+	}
+	l.AuthFailuresPerMinute = v
+	return l, nil
 }
 
 // invalid is the error of a setting whose value is wrong, naming its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"svcbridge/api"
 	"svcbridge/store"
 )
 
@@ -155,6 +156,9 @@ func TestPoolAndHTTPServerDefaults(t *testing.T) {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	if c.HTTP != want {
 		t.Errorf("HTTP server %+v, want %+v", c.HTTP, want)
+	}
+	if c.Limits != api.DefaultLimits {
+		t.Errorf("limits %+v, want api.DefaultLimits %+v", c.Limits, api.DefaultLimits)
 	}
 	if c, err := load(t, "--http-write-timeout", "0"); err != nil || c.HTTP.WriteTimeout != 0 {
 		t.Errorf("HTTP_WRITE_TIMEOUT=0 (none): %+v, %v", c.HTTP, err)
