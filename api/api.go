@@ -75,6 +75,8 @@ type Options struct {
 	// WatchInterval is how often a watch (?watch=true) reads its list
 	// again; 0 is DefaultWatchInterval.
 	WatchInterval time.Duration
+	// Limits bound watches and failed authentications; zero is DefaultLimits.
+	Limits Limits
 }
 
 // Server holds the handlers' dependencies.
@@ -87,6 +89,9 @@ type Server struct {
 	// creates bounds this process's service creates in flight
 	// (createService).
 	creates chan struct{}
+	// authLimit and watches hold what Limits bound.
+	authLimit *authLimiter
+	watches   *watchHub
 }
 
 // concurrentCreates is how many service creates one API process runs at
@@ -102,7 +107,11 @@ func New(o Options) http.Handler {
 	}
 	o.Reconciler = dryRunReconciler{o.Reconciler}
 	docs, _ := lru.New[string, routerDoc](routerDocCacheSize) // fails only for a size ≤ 0
-	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates)}
+	if o.Limits == (Limits{}) {
+		o.Limits = DefaultLimits
+	}
+	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates),
+		authLimit: newAuthLimiter(o.Limits), watches: newWatchHub(o.Logger, o.Limits, o.WatchInterval)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
@@ -113,13 +122,13 @@ func New(o Options) http.Handler {
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
+	users := r.Group("/api/v3", s.limitBearer, s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.iofogRoutes(users)
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
-	s.agentPullRoutes(r.Group("/api/v3"))
+	s.agentPullRoutes(r.Group("/api/v3", s.limitBearer))
 	s.sessionRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
@@ -247,6 +256,12 @@ func fail(c *gin.Context, err error) {
 	var e *Error
 	var invalid *document.Error
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
+	case clientGone(c):
+		// No one reads the answer, and the failure is the client's.
+		c.AbortWithStatus(StatusClientClosedRequest)
+		return
 	case errors.As(err, &e):
 	case errors.As(err, &invalid):
 		e = badRequest("%s", invalid.Message)
@@ -255,8 +270,6 @@ func fail(c *gin.Context, err error) {
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
 		c.Header("Retry-After", RetryAfter)
 		e = apiErr(http.StatusServiceUnavailable, "UnavailableError", "The database is unavailable; try again later")
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
 	default:
 		slog.Default().ErrorContext(c.Request.Context(), "request failed", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)

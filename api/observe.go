@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -50,6 +52,18 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	s.Logger.Log(c.Request.Context(), level, "request", append(attrs,
 		"route", route, "status", code, "duration_ms", time.Since(start).Milliseconds())...)
+}
+
+// StatusClientClosedRequest is nginx's 499: the client hung up before its
+// answer. A request failing because of that (its store query canceled) is
+// logged at INFO and counted under 499, not as a server error that an
+// alert on the 5xx rate would see.
+const StatusClientClosedRequest = 499
+
+// clientGone reports whether c's client hung up: net/http cancels a
+// request's context when its connection closes.
+func clientGone(c *gin.Context) bool {
+	return errors.Is(c.Request.Context().Err(), context.Canceled)
 }
 
 // truncate cuts s to at most n bytes, so a hostile path cannot flood the log.

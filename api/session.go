@@ -40,8 +40,12 @@ func (s *Server) refreshSession(c *gin.Context) {
 	if !ok {
 		return
 	}
+	a := newAttempt(c, in["refreshToken"], in["refreshToken"])
+	if !s.admitAttempt(c, &a) {
+		return
+	}
 	tokens, err := s.Sessions.Refresh(c.Request.Context(), in["refreshToken"])
-	s.answerSession(c, tokens, err)
+	s.answerSession(c, &a, tokens, err)
 }
 
 func (s *Server) login(c *gin.Context) {
@@ -49,8 +53,13 @@ func (s *Server) login(c *gin.Context) {
 	if !ok {
 		return
 	}
+	// The account is what a guesser aims at; the one-time code changes.
+	a := newAttempt(c, in["email"], in["email"]+"\x00"+in["password"])
+	if !s.admitAttempt(c, &a) {
+		return
+	}
 	tokens, err := s.Sessions.Login(c.Request.Context(), in["email"], in["password"], in["totp"])
-	s.answerSession(c, tokens, err)
+	s.answerSession(c, &a, tokens, err)
 }
 
 // sessionRequest reads a session call's JSON body with the API's strict
@@ -73,16 +82,25 @@ func sessionRequest(c *gin.Context, known document.FieldSet) (map[string]string,
 	return out, true
 }
 
-func (s *Server) answerSession(c *gin.Context, tokens auth.Tokens, err error) {
+// answerSession answers a session call that attempted a, recording in the
+// limiter whether its credentials were good.
+func (s *Server) answerSession(c *gin.Context, a *authAttempt, tokens auth.Tokens, err error) {
+	if !errors.Is(err, auth.ErrBadCredentials) && err != nil {
+		s.authLimit.release(a) // not a failure of the credential
+	}
 	switch {
 	case err == nil:
+		s.authLimit.settle(a, true, time.Now())
 		c.JSON(http.StatusOK, tokens)
 	case errors.Is(err, auth.ErrNoPasswordLogin):
 		unauthorized(c, "svcbridge has no password login without OIDC: use an API token as your client's refresh token (README: Use with potctl)")
 	case errors.Is(err, auth.ErrBadCredentials):
+		s.authLimit.settle(a, false, time.Now())
 		// Why (expired, unknown, refused by the issuer) is for the log only.
 		s.requestLogger(c).DebugContext(c.Request.Context(), "session refused", "error", err)
 		unauthorized(c, "invalid credentials")
+	case clientGone(c):
+		fail(c, err) // not the identity provider's fault
 	default:
 		s.requestLogger(c).WarnContext(c.Request.Context(), "identity provider unavailable", "error", err)
 		c.Header("Retry-After", "5")

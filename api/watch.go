@@ -2,12 +2,20 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"svcbridge/auth"
+	"svcbridge/wire"
 )
 
 // Watches (?watch=true on a list route), as Kubernetes' watch: a
@@ -16,13 +24,21 @@ import (
 // an ADDED event for every item and a BOOKMARK (object {}) after them, so
 // a client that reconnects gets the whole current state again, knows
 // when it has it (what it had and is not in it was deleted meanwhile),
-// and loses nothing; it then reads the list
-// again every Options.WatchInterval and sends what changed. The store keeps no
-// change log, so the reading is the server's: a client never polls.
+// and loses nothing. The store keeps no change log, so the reading is the
+// server's: a client never polls. All watches of one list share one feed,
+// which reads it every Options.WatchInterval and sends each watcher what
+// changed, so a hundred watchers cost the store what one does. A watcher
+// more than Limits.WatchBuffer reads behind is dropped: its stream ends
+// with {"type": "ERROR", "object": {"name", "message"}}, and it may
+// reconnect. Limits.WatchMax and WatchMaxPerClient bound the watches open.
 
 // DefaultWatchInterval is how often a watch reads its list again, unless
 // Options.WatchInterval says otherwise.
 const DefaultWatchInterval = time.Second
+
+// watchWriteTimeout bounds one write to a watcher: a client whose TCP
+// window stays shut that long has stopped reading, and its watch ends.
+const watchWriteTimeout = 30 * time.Second
 
 // watchEvent is one line of a watch.
 type watchEvent struct {
@@ -50,55 +66,257 @@ func wantsWatch(c *gin.Context) (watch, ok bool) {
 	return false, false
 }
 
+// watchRetryAfter is the Retry-After, in seconds, of a watch refused for
+// too many watches.
+const watchRetryAfter = "10"
+
 // watch streams the changes of the list read returns until the client
-// goes. The write deadline (HTTP_WRITE_TIMEOUT) is lifted for this
-// request only.
+// goes or falls behind. The write deadline (HTTP_WRITE_TIMEOUT) is lifted
+// for this request, each write bounded by watchWriteTimeout instead.
 func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, error)) {
-	items, err := read(c)
+	w, initial, err := s.watches.join(c, read)
 	if err != nil {
+		if errors.Is(err, errTooManyWatches) {
+			c.Header("Retry-After", watchRetryAfter)
+		}
 		fail(c, err)
 		return
 	}
+	defer s.watches.leave(w)
 	rc := http.NewResponseController(c.Writer)
-	rc.SetWriteDeadline(time.Time{})
 	c.Header("Content-Type", "application/jsonl; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
 	c.Status(http.StatusOK)
-	var last map[string][]byte
-	bookmark := true // after the first events: the initial state is sent
-	interval := s.WatchInterval
-	if interval <= 0 {
-		interval = DefaultWatchInterval
+	send := func(lines []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
+		if _, err := c.Writer.Write(lines); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	if !send(initial) {
+		return
+	}
 	for {
-		var events []watchEvent
-		events, last = watchDiff(last, items)
-		if bookmark {
-			events, bookmark = append(events, watchEvent{"BOOKMARK", json.RawMessage("{}")}), false
-		}
-		for _, e := range events {
-			line, _ := json.Marshal(e)
-			if _, err := c.Writer.Write(append(line, '\n')); err != nil {
-				return
-			}
-		}
-		if err := rc.Flush(); err != nil {
-			return
-		}
 		select {
 		case <-c.Request.Context().Done():
 			return
-		case <-tick.C:
-		}
-		if items, err = read(c); err != nil {
-			// The stream has begun: a status can no longer say so. The
-			// client reconnects and gets the state again.
-			s.requestLogger(c).WarnContext(c.Request.Context(), "watch read failed", "error", err)
+		case lines := <-w.lines:
+			if !send(lines) {
+				return
+			}
+		case <-w.ended:
+			line, _ := json.Marshal(struct {
+				Type   string     `json:"type"`
+				Object wire.Error `json:"object"`
+			}{"ERROR", w.reason})
+			send(append(line, '\n'))
 			return
 		}
 	}
+}
+
+var errTooManyWatches = apiErr(http.StatusTooManyRequests, "TooManyRequestsError", "Too many watches are open")
+
+// watchHub holds the open watches: one feed per watched list, and the
+// counts the limits bound.
+type watchHub struct {
+	log      *slog.Logger
+	limits   Limits
+	interval time.Duration
+	mu       sync.Mutex
+	open     int
+	byClient map[string]int
+	feeds    map[string]*watchFeed
+}
+
+func newWatchHub(log *slog.Logger, l Limits, interval time.Duration) *watchHub {
+	if interval <= 0 {
+		interval = DefaultWatchInterval
+	}
+	return &watchHub{log: log, limits: l, interval: interval, byClient: map[string]int{}, feeds: map[string]*watchFeed{}}
+}
+
+// watchFeed reads one list for all its watchers.
+type watchFeed struct {
+	route    string
+	watchers map[*watcher]struct{}
+	last     map[string][]byte // each item as last read, by key
+	initial  []byte            // the ADDED lines of the last read and a BOOKMARK: what a new watcher is sent first
+	stop     context.CancelFunc
+}
+
+// watcher is one watch of a feed.
+type watcher struct {
+	feed   *watchFeed
+	client string
+	lines  chan []byte   // the changes of each read, shared by the feed's watchers
+	ended  chan struct{} // closed when the feed drops the watcher, for reason
+	reason wire.Error
+}
+
+// watchClient is who a watch counts against: its user, else its address.
+func watchClient(c *gin.Context) string {
+	if p, ok := c.Get(principalKey); ok {
+		return "user " + p.(auth.Principal).Subject
+	}
+	return "address " + c.RemoteIP()
+}
+
+// canWatch decides whether one more watch may open, given the watches
+// open in the process and for its client.
+func canWatch(l Limits, open, client int) bool {
+	return open < l.WatchMax && client < l.WatchMaxPerClient
+}
+
+// join opens a watch of c's list: the watcher and the lines to send it
+// first. The list's first watcher reads it (an error is its answer) and
+// starts its feed.
+func (h *watchHub) join(c *gin.Context, read func(*gin.Context) ([]watchItem, error)) (*watcher, []byte, error) {
+	client, route := watchClient(c), c.FullPath()
+	h.mu.Lock()
+	if !canWatch(h.limits, h.open, h.byClient[client]) {
+		h.mu.Unlock()
+		return nil, nil, errTooManyWatches
+	}
+	h.open++
+	h.byClient[client]++
+	feed := h.feeds[route]
+	h.mu.Unlock()
+	w := &watcher{client: client, lines: make(chan []byte, h.limits.WatchBuffer), ended: make(chan struct{})}
+	if feed == nil {
+		items, err := read(c)
+		if err != nil {
+			h.mu.Lock()
+			h.release(w)
+			h.mu.Unlock()
+			return nil, nil, err
+		}
+		h.mu.Lock()
+		if feed = h.feeds[route]; feed == nil { // none made meanwhile
+			feed = h.startFeed(c, route, read, items)
+		}
+	} else {
+		h.mu.Lock()
+	}
+	defer h.mu.Unlock()
+	w.feed = feed
+	feed.watchers[w] = struct{}{}
+	return w, feed.initial, nil
+}
+
+// release uncounts w; h.mu is held.
+func (h *watchHub) release(w *watcher) {
+	h.open--
+	if h.byClient[w.client]--; h.byClient[w.client] == 0 {
+		delete(h.byClient, w.client)
+	}
+}
+
+// leave closes w's watch; its feed stops with its last watcher.
+func (h *watchHub) leave(w *watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.release(w)
+	h.remove(w)
+}
+
+// remove takes w from its feed, if the feed still has it; h.mu is held.
+func (h *watchHub) remove(w *watcher) {
+	f := w.feed
+	if _, ok := f.watchers[w]; !ok {
+		return
+	}
+	delete(f.watchers, w)
+	if len(f.watchers) == 0 {
+		f.stop()
+		delete(h.feeds, f.route)
+	}
+}
+
+// startFeed starts the feed of route from its first read; h.mu is held.
+// The feed reads with a copy of the first watcher's request, detached from
+// it: the feed outlives any one watcher.
+func (h *watchHub) startFeed(c *gin.Context, route string, read func(*gin.Context) ([]watchItem, error), items []watchItem) *watchFeed {
+	ctx, stop := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop}
+	f.update(items)
+	h.feeds[route] = f
+	reader := c.Copy()
+	reader.Request = reader.Request.WithContext(ctx)
+	go h.run(ctx, f, func() ([]watchItem, error) { return read(reader) })
+	return f
+}
+
+// update takes a read of the list: the lines of what changed since the
+// last (nil when nothing did).
+func (f *watchFeed) update(items []watchItem) []byte {
+	var events []watchEvent
+	events, f.last = watchDiff(f.last, items)
+	added := make([]watchEvent, 0, len(items)+1)
+	for _, it := range items {
+		added = append(added, watchEvent{"ADDED", it.object})
+	}
+	f.initial = watchLines(append(added, watchEvent{"BOOKMARK", json.RawMessage("{}")}))
+	return watchLines(events)
+}
+
+func watchLines(events []watchEvent) []byte {
+	var b bytes.Buffer
+	for _, e := range events {
+		line, _ := json.Marshal(e)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// run reads f's list every interval until f stops, and sends each watcher
+// what changed; a watcher whose buffer is full is dropped. A failed read
+// ends every watch of f: the stream has begun, so a status can no longer
+// say so, and the clients reconnect.
+func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchItem, error)) {
+	tick := time.NewTicker(h.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		items, err := read()
+		h.mu.Lock()
+		if ctx.Err() != nil {
+			h.mu.Unlock()
+			return
+		}
+		if err != nil {
+			h.log.WarnContext(ctx, "watch read failed", "route", f.route, "error", err)
+			for w := range f.watchers {
+				h.drop(w, "UnavailableError", "The list could not be read; watch again")
+			}
+			h.mu.Unlock()
+			return
+		}
+		if lines := f.update(items); len(lines) > 0 {
+			for w := range f.watchers {
+				select {
+				case w.lines <- lines:
+				default:
+					h.drop(w, "TooSlowError", "The watch fell "+strconv.Itoa(h.limits.WatchBuffer)+" reads of changes behind; watch again")
+				}
+			}
+		}
+		h.mu.Unlock()
+	}
+}
+
+// drop ends w's watch for a reason; h.mu is held.
+func (h *watchHub) drop(w *watcher, name, message string) {
+	h.log.Info("watch dropped", "route", w.feed.route, "client", w.client, "reason", name)
+	w.reason = wire.Error{Name: name, Message: message}
+	close(w.ended)
+	h.remove(w)
 }
 
 // watchDiff compares items with the last objects sent, by key: the events

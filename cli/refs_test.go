@@ -267,6 +267,16 @@ func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
 	if err := (&Client{Server: "http://127.0.0.1:1"}).Watch(context.Background(), "/x", watchKinds["services"].key, nil); ExitCode(err) != ExitUnreachable {
 		t.Errorf("no server: %v", err)
 	}
+	// A stream the server ends with an ERROR event ends the watch with its reason.
+	dropped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")
+		w.Write([]byte(`{"type":"BOOKMARK","object":{}}` + "\n" + `{"type":"ERROR","object":{"name":"TooSlowError","message":"The watch fell behind"}}` + "\n"))
+	}))
+	defer dropped.Close()
+	err = (&Client{Server: dropped.URL}).Watch(context.Background(), "/api/v3/services", watchKinds["services"].key, func(WatchEvent) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "The watch fell behind") {
+		t.Errorf("a watch the server ended: %v", err)
+	}
 }
 
 func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {

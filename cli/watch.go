@@ -96,6 +96,13 @@ func (c *Client) watchOnce(ctx context.Context, path string, key func(json.RawMe
 		if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
 			return fmt.Errorf("watch %s: unexpected line: %v", path, err)
 		}
+		if e.Type == "ERROR" {
+			// The server ended the stream (this client fell behind, say):
+			// its reason is the user's to see, and the watch ends.
+			var reason struct{ Name, Message string }
+			json.Unmarshal(e.Object, &reason)
+			return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server ended the watch: %s (%s)", reason.Message, reason.Name)}
+		}
 		if e.Type == "BOOKMARK" {
 			// What the caller knew and the server no longer has went
 			// while the stream was down.
@@ -163,6 +170,13 @@ func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, name
 	var t *table  // the initial state is one aligned table
 	live := false // after it, a line per change
 	return c.Watch(ctx, k.path, k.key, func(e WatchEvent) error {
+		if e.Type == "ERROR" {
+			// The server ended the stream (this client fell behind, say):
+			// its reason is the user's to see, and the watch ends.
+			var reason struct{ Name, Message string }
+			json.Unmarshal(e.Object, &reason)
+			return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server ended the watch: %s (%s)", reason.Message, reason.Name)}
+		}
 		if e.Type == "BOOKMARK" {
 			live = true
 			if t == nil {

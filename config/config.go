@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"svcbridge/api"
 	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -50,6 +52,7 @@ type Config struct {
 	LogFormat         string
 	HTTP              HTTPServer
 	Pool              store.Pool
+	Limits            api.Limits
 }
 
 // HTTPServer bounds what one client may hold of the api's (and the worker's
@@ -116,6 +119,11 @@ var Settings = []Setting{
 	{"oidc-client-secret", "OIDC_CLIENT_SECRET", "", "api: that client's secret (empty for a public client)"},
 	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
+	{"watch-max", "WATCH_MAX", "256", "api, dev: most watches (?watch=true) open at once in one process (429 above it)"},
+	{"watch-max-per-client", "WATCH_MAX_PER_CLIENT", "16", "api, dev: most watches open at once for one user (429 above it)"},
+	{"watch-buffer", "WATCH_BUFFER", "30", "api, dev: how many reads (one a second) of changes a watcher may fall behind before its watch ends with an ERROR event"},
+	{"auth-failures-per-minute", "AUTH_FAILURES_PER_MINUTE", "10", "api, dev: failed authentications one client address, and one credential, may make per minute, beyond the burst (429 above it)"},
+	{"auth-failure-burst", "AUTH_FAILURE_BURST", "20", "api, dev: failed authentications one client address, and one credential, may make at once"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
@@ -181,21 +189,16 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	c.DatabaseURL = get("database-url")
-	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-		return c, bad("database-url", "DATABASE_URL", "must be a postgres:// or postgresql:// URL")
-	}
-	if _, err := url.Parse(c.DatabaseURL); err != nil {
-		// url.Error repeats the URL, password included: say only why.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return c, bad("database-url", "DATABASE_URL", "not a valid URL: "+err.Error())
+	if problem := DatabaseURLProblem(c.DatabaseURL); problem != "" {
+		return c, bad("database-url", "DATABASE_URL", problem)
 	}
 	if c.Pool, err = loadPool(get); err != nil {
 		return c, err
 	}
 	if c.HTTP, err = loadHTTP(get); err != nil {
+		return c, err
+	}
+	if c.Limits, err = loadLimits(get); err != nil {
 		return c, err
 	}
 	c.TemporalAddress = get("temporal-address")
@@ -253,6 +256,45 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	return c, nil
 }
 
+// DatabaseURLProblem says what is wrong with a DATABASE_URL, "" when
+// nothing is. It never quotes the URL nor the parser's error, which repeats
+// parts of it: a password holding '/', '?' or '#' makes the parser read its
+// start as the host's port (`invalid port ":S3cr"`), or as a valid host and
+// port followed by a path, query or fragment holding the '@'.
+func DatabaseURLProblem(raw string) string {
+	const encode = "percent-encode '/', '?', '#', '@' and ':' in its user name and password (%2F %3F %23 %40 %3A)"
+	switch u, err := url.Parse(raw); {
+	case raw == "":
+		return ""
+	case !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://"):
+		return "must be a postgres:// or postgresql:// URL"
+	case err != nil:
+		return "not a valid URL: " + encode
+	case u.User == nil && strings.Contains(raw, "@"):
+		return "an '@' outside the user info: " + encode
+	}
+	return ""
+}
+
+// Redact returns err with the value of every secret setting (DATABASE_URL
+// and its password, TEMPORAL_API_KEY, OIDC_CLIENT_SECRET) replaced, for an
+// error that may quote one to be printed; nil stays nil.
+func (c Config) Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	for _, s := range []string{c.DatabaseURL, c.TemporalTLS.APIKey, c.OIDCClientSecret} {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "xxxxx")
+		}
+	}
+	if text = store.RedactPassword(c.DatabaseURL, text); text == err.Error() {
+		return err
+	}
+	return errors.New(text)
+}
+
 // loadPool reads the DB_* settings.
 func loadPool(get func(string) string) (store.Pool, error) {
 	var p store.Pool
@@ -294,6 +336,30 @@ func loadHTTP(get func(string) string) (HTTPServer, error) {
 		return h, invalid("http-max-header-bytes", "must be a number of bytes, at least 1024")
 	}
 	return h, nil
+}
+
+// loadLimits reads the WATCH_* and AUTH_FAILURE* settings.
+func loadLimits(get func(string) string) (api.Limits, error) {
+	var l api.Limits
+	for _, n := range []struct {
+		flag string
+		to   *int
+	}{
+		{"watch-max", &l.WatchMax}, {"watch-max-per-client", &l.WatchMaxPerClient},
+		{"watch-buffer", &l.WatchBuffer}, {"auth-failure-burst", &l.AuthFailureBurst},
+	} {
+		v, err := strconv.Atoi(get(n.flag))
+		if err != nil || v < 1 {
+			return l, invalid(n.flag, "must be a positive number")
+		}
+		*n.to = v
+	}
+	v, err := strconv.ParseFloat(get("auth-failures-per-minute"), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return l, invalid("auth-failures-per-minute", "must be a positive number")
+	}
+	l.AuthFailuresPerMinute = v
+	return l, nil
 }
 
 // invalid is the error of a setting whose value is wrong, naming its

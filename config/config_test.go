@@ -1,12 +1,14 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"svcbridge/api"
 	"svcbridge/store"
 )
 
@@ -105,13 +107,40 @@ func TestEnvironmentIsReadAtLoadNotInHelp(t *testing.T) {
 }
 
 // TestMalformedDatabaseURLIsRefusedWithoutItsPassword: the error names
-// the setting and why, not the URL.
+// the setting and why, not the URL nor any part of its password, whatever
+// characters the password holds unencoded.
 func TestMalformedDatabaseURLIsRefusedWithoutItsPassword(t *testing.T) {
-	for _, u := range []string{"postgres://u:S3cret@h:notaport/db", "postgres://u:S3cret@h/db\x7f", "postgres://u:S3cret@[::1/db"} {
+	for _, u := range []string{"postgres://u:S3cret@h:notaport/db", "postgres://u:S3cret@h/db\x7f", "postgres://u:S3cret@[::1/db",
+		"postgres://u:S3cr/et@h/db", "postgres://u:S3cr?et@h/db", "postgres://u:S3cr#et@h/db",
+		"postgres://u:1234/S3cret@h/db", "postgres://u:1234?S3cret@h/db", "postgres://u:1234#S3cret@h/db"} {
 		_, err := load(t, "--database-url", u)
-		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "S3cret") {
+		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "S3cr") || strings.Contains(err.Error(), "1234") {
 			t.Errorf("%q: error %v, want one naming DATABASE_URL without the password", u, err)
 		}
+	}
+	for _, u := range []string{"", "postgres://u:S3cr%2Fet%3F%23%40@h:5432/db?sslmode=disable", "postgresql://u:p@ss:w@h/db", "postgres:///db?host=/tmp"} {
+		if _, err := load(t, "--database-url", u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}
+
+// Redact hides every secret setting's value, and the database password
+// raw or decoded, in an error that quotes them.
+func TestRedactHidesSecretSettings(t *testing.T) {
+	c, err := load(t, "--database-url", "postgres://u:S3cr%2Fet@h/db", "--temporal-api-key", "planted-key",
+		"--oidc-client-secret", "planted-client-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Redact(errors.New("connect postgres://u:S3cr%2Fet@h/db: password S3cr/et, S3cr%2Fet; key planted-key; client planted-client-secret")).Error()
+	for _, secret := range []string{"S3cr", "planted-key", "planted-client-secret"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("Redact left %q: %s", secret, got)
+		}
+	}
+	if c.Redact(nil) != nil {
+		t.Error("Redact(nil) is not nil")
 	}
 }
 
@@ -127,6 +156,9 @@ func TestPoolAndHTTPServerDefaults(t *testing.T) {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	if c.HTTP != want {
 		t.Errorf("HTTP server %+v, want %+v", c.HTTP, want)
+	}
+	if c.Limits != api.DefaultLimits {
+		t.Errorf("limits %+v, want api.DefaultLimits %+v", c.Limits, api.DefaultLimits)
 	}
 	if c, err := load(t, "--http-write-timeout", "0"); err != nil || c.HTTP.WriteTimeout != 0 {
 		t.Errorf("HTTP_WRITE_TIMEOUT=0 (none): %+v, %v", c.HTTP, err)

@@ -100,3 +100,28 @@ func TestStartupErrorsShowNoSecret(t *testing.T) {
 		assertNoSecret(t, c.name, out)
 	}
 }
+
+// TestDatabasePasswordWithDelimitersIsNotPrinted: a DATABASE_URL whose
+// password holds '/', '?' or '#' unencoded stops every role that reads it
+// with an error naming the setting and no part of the password, whether
+// the parser fails on it or reads its start as a port.
+func TestDatabasePasswordWithDelimitersIsNotPrinted(t *testing.T) {
+	tokens := "AUTH_TOKENS_FILE=" + tokensFile(t)
+	closedPort := freePort(t)
+	for _, sep := range []string{"/", "?", "#"} {
+		for _, pw := range []string{"Zq9x" + sep + "Wv8y", "7719" + sep + "Wv8y"} {
+			env := []string{fmt.Sprintf("DATABASE_URL=postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", pw, closedPort), tokens}
+			for _, role := range []string{"api", "worker", "migrate"} {
+				out := runBinary(t, env, role)
+				if !strings.Contains(out, "DATABASE_URL") {
+					t.Errorf("%s with password %q: output does not name DATABASE_URL:\n%s", role, pw, out)
+				}
+				for _, part := range []string{"Zq9x", "7719", "Wv8y"} {
+					if strings.Contains(out, part) {
+						t.Errorf("%s with password %q prints %q:\n%s", role, pw, part, out)
+					}
+				}
+			}
+		}
+	}
+}

@@ -52,7 +52,8 @@ func roleCmd(name, short string, run func(context.Context, config.Config) error)
 			if err != nil {
 				return err
 			}
-			return run(cmd.Context(), cfg)
+			// Whatever an error quotes, a secret setting is not printed.
+			return cfg.Redact(run(cmd.Context(), cfg))
 		},
 	}
 }

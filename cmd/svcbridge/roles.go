@@ -186,11 +186,18 @@ func devAdminToken(dataDir string) (string, string, error) {
 	return token, path, nil
 }
 
-// httpServer is every listener's server, bounded by the HTTP_* settings.
-func httpServer(c config.HTTPServer, h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes}
+// server is every listener's server: bounded by the HTTP_* settings, and
+// refusing smuggled requests (smuggling.go) on whatever listener it serves.
+type server struct{ *http.Server }
+
+func httpServer(c config.HTTPServer, h http.Handler) server {
+	return server{&http.Server{Handler: refuseSmuggling(h), ConnContext: connContext,
+		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
+		WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes}}
 }
+
+// Serve serves ln, watching its connections for smuggled requests.
+func (s server) Serve(ln net.Listener) error { return s.Server.Serve(smugglingListener{ln}) }
 
 // serveAPI serves the REST API until ctx ends, then drains requests.
 func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
@@ -201,7 +208,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	opts := p.installation().APIOptions(p.temporal, p.store, cs)
 	opts.Namespace, opts.WebUI = p.cfg.TemporalNamespace, p.cfg.TemporalUIURL
 	opts.BridgePorts, opts.BridgePortsRaw = p.cfg.BridgePorts, p.cfg.BridgePortsRaw
-	opts.Logger, opts.Auth, opts.Sessions = p.log, u.authn, u.sessions
+	opts.Logger, opts.Auth, opts.Sessions, opts.Limits = p.log, u.authn, u.sessions, p.cfg.Limits
 	opts.Ready = func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err }
 	h := api.New(opts)
 	srv := httpServer(p.cfg.HTTP, h)
