@@ -249,7 +249,8 @@ const RetryAfter = "2"
 // document reader or a rule refused (*document.Error) as 400, a database
 // that stays unavailable as 503 with Retry-After, a request body the
 // client stopped sending before HTTP_READ_TIMEOUT as 408 (the client's
-// fault: not logged), anything else as a 500 that does not leak internals.
+// fault: not logged), the work of a client that hung up as 499, anything
+// else as a 500 that does not leak internals.
 // Handlers return the rules' errors as they are: this is the one place
 // that maps them.
 func fail(c *gin.Context, err error) {
@@ -258,13 +259,16 @@ func fail(c *gin.Context, err error) {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		e = apiErr(http.StatusRequestTimeout, "RequestTimeoutError", "The request body was not received in time")
-	case clientGone(c):
-		// No one reads the answer, and the failure is the client's.
-		c.AbortWithStatus(StatusClientClosedRequest)
-		return
 	case errors.As(err, &e):
 	case errors.As(err, &invalid):
 		e = badRequest("%s", invalid.Message)
+	case clientGone(c):
+		// What failed is the work the client stopped waiting for: no one
+		// reads the answer, and the failure is the client's, not a 5xx.
+		// (A request that was itself wrong, such as a body cut short,
+		// still answers its 4xx above.)
+		c.AbortWithStatus(StatusClientClosedRequest)
+		return
 	case errors.Is(err, store.ErrUnavailable):
 		slog.Default().WarnContext(c.Request.Context(), "database unavailable", "request_id", c.GetString(RequestIDHeader),
 			"method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
