@@ -53,15 +53,22 @@ type authLimiter struct {
 }
 
 // budget is one key's failures: those allowed over time, less the
-// attempts admitted and not yet settled (each may be a failure).
+// guesses admitted and not yet settled (each may be a failure). A guess is
+// one secret: a client's concurrent first requests with one token are one
+// guess, so a valid client is never held back before its token is known
+// good, while racing guesses of distinct secrets cannot all pass.
 type budget struct {
 	failures *rate.Limiter
-	pending  int
+	pending  map[[32]byte]int // attempts in flight, by secret
 }
 
-// wait is how long until one more attempt may be admitted.
-func (b *budget) wait(now time.Time) time.Duration {
-	return refill(b.failures.TokensAt(now)-float64(b.pending), b.failures.Limit())
+// wait is how long until one more guess may be admitted; a secret already
+// in flight is no new guess.
+func (b *budget) wait(secret [32]byte, now time.Time) time.Duration {
+	if b.pending[secret] > 0 {
+		return 0
+	}
+	return refill(b.failures.TokensAt(now)-float64(len(b.pending)), b.failures.Limit())
 }
 
 // refill is how long a budget holding tokens (fewer than one when spent)
@@ -122,7 +129,7 @@ func budgetOf[K comparable](l *authLimiter, c *lru.Cache[K, *budget], key K) *bu
 	if b, ok := c.Get(key); ok {
 		return b
 	}
-	b := &budget{failures: rate.NewLimiter(l.limit, l.burst)}
+	b := &budget{failures: rate.NewLimiter(l.limit, l.burst), pending: map[[32]byte]int{}}
 	c.Add(key, b)
 	return b
 }
@@ -139,11 +146,11 @@ func (l *authLimiter) admit(a *authAttempt, now time.Time) time.Duration {
 	var wait time.Duration
 	bs := l.budgets(*a)
 	for _, b := range bs {
-		wait = max(wait, b.wait(now))
+		wait = max(wait, b.wait(a.secret, now))
 	}
 	if wait == 0 {
 		for _, b := range bs {
-			b.pending++
+			b.pending[a.secret]++
 		}
 		a.admitted = true
 	}
@@ -182,7 +189,9 @@ func (l *authLimiter) done(a *authAttempt, spend func(*budget)) {
 	}
 	a.admitted = false
 	for _, b := range l.budgets(*a) {
-		b.pending--
+		if b.pending[a.secret]--; b.pending[a.secret] <= 0 {
+			delete(b.pending, a.secret)
+		}
 		spend(b)
 	}
 }

@@ -63,6 +63,28 @@ func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	})
 }
 
+// A client's concurrent first requests with one token are one guess: none
+// waits for another to prove the token good, however many they are beyond
+// the burst (a bench, the CLI's parallel reads, a fleet's first polls).
+func TestConcurrentFirstRequestsOfOneTokenAreOneGuess(t *testing.T) {
+	api, _, _ := newTestAPI(t, "sqlite", func(o *Options) {
+		o.Limits = DefaultLimits
+		o.Limits.AuthFailureBurst, o.Limits.AuthFailuresPerMinute = 3, 0.01
+	})
+	const requests = 30
+	codes := make([]int, requests)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() { codes[i] = api.Do("GET", "/api/v3/agents", nil).Status })
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Errorf("request %d of one token's first %d answered %d, want 200", i, requests, c)
+		}
+	}
+}
+
 // A failure spends its credential's budget and its address's: a spent
 // credential waits anywhere, a new credential waits at a spent address
 // only, and a credential that succeeded never waits.
