@@ -319,7 +319,8 @@ func (s *Server) updateServiceYAML(c *gin.Context) {
 // reference: clients re-read the service to follow provisioning. A change
 // that leaves the spec as it is (service.SameSpec: an empty PATCH, a YAML
 // document of what is stored) writes nothing and starts no reconcile, as
-// Kubernetes' no-op update: 200 with the service, generation unchanged.
+// Kubernetes' no-op update: generation unchanged, still 204 as every PATCH
+// of the reference answers.
 func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(service.Spec) service.Spec) {
 	ctx := c.Request.Context()
 	name := c.Param("name")
@@ -374,7 +375,10 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 				return err
 			}
 		}
-		// Both answer the service as a GET does, with its distribution.
+		if !isDryRun(ctx) {
+			return nil
+		}
+		// A dry run answers the service as a GET does, with its distribution.
 		preview, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
@@ -385,7 +389,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 	if !unchanged {
 		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	}
-	if unchanged || isDryRun(ctx) {
+	if isDryRun(ctx) {
 		v := s.views(ctx, svc)[0]
 		v.Distribution = preview
 		c.JSON(http.StatusOK, v)
