@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -732,4 +733,43 @@ func TestChartTakesSetValues(t *testing.T) {
 		}
 	}
 	checkEnv(t, o, r.namespace)
+}
+
+// uiImage is the Temporal Web UI's image, whose tag is its release.
+const uiImage = "temporalio/ui:"
+
+// TestOneWebUIVersion: Compose, the chart (if it deploys a Web UI) and
+// `dev` (which embeds github.com/temporalio/ui-server) run one Web UI
+// release, the one the README's click path was checked on.
+func TestOneWebUIVersion(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/temporalio/ui-server/v2" {
+			want = strings.TrimPrefix(f[1], "v")
+		}
+	}
+	if want == "" {
+		t.Fatal("go.mod does not require github.com/temporalio/ui-server/v2")
+	}
+	if got := loadCompose(t).Services["temporal-ui"].Image; got != uiImage+want {
+		t.Errorf("docker-compose.yml temporal-ui: image %s, want %s%s (go.mod's ui-server, embedded by dev)", got, uiImage, want)
+	}
+	images := regexp.MustCompile(regexp.QuoteMeta(uiImage) + `[^"]*`)
+	for _, r := range []release{defaults, production} {
+		for _, m := range render(t, r).objs {
+			b, err := json.Marshal(m.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range images.FindAllString(string(b), -1) {
+				if got != uiImage+want {
+					t.Errorf("chart %s: image %s, want %s%s (go.mod's ui-server)", m.file, got, uiImage, want)
+				}
+			}
+		}
+	}
 }
