@@ -158,6 +158,14 @@ func TestOpenAPIDocumentIsWellFormed(t *testing.T) {
 	if s, _ := info["version"].(string); s == "" {
 		bad("info.version is missing")
 	}
+	// Servers are relative to where the document is served: an absolute
+	// URL would send a client reading another installation's document here.
+	servers, _ := d.root["servers"].([]any)
+	for _, sv := range servers {
+		if u, _ := sv.(map[string]any)["url"].(string); !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+			bad("server %q is not relative to the document", u)
+		}
+	}
 
 	// Every $ref anywhere resolves.
 	var walk func(v any, at string)
