@@ -163,6 +163,32 @@ func TestCLIOpenPortsAreSortedAsJujuPrintsThem(t *testing.T) {
 	}
 }
 
+func TestCLIPortRanges(t *testing.T) {
+	hub := make([]string, 200)
+	for i := range hub {
+		hub[i] = fmt.Sprintf("%d/tcp", 10024+i)
+	}
+	for _, c := range []struct {
+		ports []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"10024/tcp"}, "10024/tcp"},
+		// Two adjacent ports read as easily listed as ranged.
+		{[]string{"10024/tcp", "10025/tcp"}, "10024/tcp,10025/tcp"},
+		{[]string{"10024/tcp", "10025/tcp", "10026/tcp"}, "10024-10026/tcp"},
+		{hub, "10024-10223/tcp"},
+		{[]string{"9000/tcp", "10024/tcp", "10025/tcp", "10026/tcp", "10028/tcp", "10029/tcp", "10031/tcp", "10032/tcp", "10033/tcp", "10034/tcp"},
+			"9000/tcp,10024-10026/tcp,10028/tcp,10029/tcp,10031-10034/tcp"},
+		// A port that is not a number (a misconfigured router) breaks a run.
+		{[]string{"10024/tcp", "10025/tcp", "amqp/tcp", "10026/tcp"}, "10024/tcp,10025/tcp,amqp/tcp,10026/tcp"},
+	} {
+		if got := portRanges(c.ports); got != c.want {
+			t.Errorf("portRanges(%v) = %q, want %q", c.ports, got, c.want)
+		}
+	}
+}
+
 // status shows who may reach each Kubernetes Service next to its endpoint,
 // as Juju shows exposure next to the open ports.
 func TestCLIStatusShowsAllowedCIDRs(t *testing.T) {

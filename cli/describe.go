@@ -322,7 +322,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 	case err != nil:
 		return err
 	default:
-		d.field("Open ports", strings.Join(openPorts(rc), ","))
+		d.field("Open ports", portRanges(openPorts(rc)))
 	}
 	svcs, supported, err := d.c.AgentServices(ctx, a.UUID)
 	if err != nil {

@@ -187,3 +187,33 @@ func openPorts(rc RouterConfig) []string {
 	}
 	return append(out, other...)
 }
+
+// portRanges is how a table shows open ports (openPorts' list): a run of
+// three or more consecutive ports as one range, as Juju prints
+// 10024-10223/tcp, so a hub with hundreds of services fits a line; shorter
+// runs and ports that are not numbers as they are.
+func portRanges(ports []string) string {
+	num := func(p string) (int, bool) {
+		s, ok := strings.CutSuffix(p, "/tcp")
+		n, err := strconv.Atoi(s)
+		return n, ok && err == nil
+	}
+	var out []string
+	for i := 0; i < len(ports); {
+		first, ok := num(ports[i])
+		j := i + 1
+		for ok && j < len(ports) {
+			if n, isNum := num(ports[j]); !isNum || n != first+(j-i) {
+				break
+			}
+			j++
+		}
+		if j-i >= 3 {
+			out = append(out, fmt.Sprintf("%d-%d/tcp", first, first+j-i-1))
+		} else {
+			out = append(out, ports[i:j]...)
+		}
+		i = j
+	}
+	return strings.Join(out, ",")
+}

@@ -54,7 +54,8 @@ func statusCmd(o Options) *cobra.Command {
 		Long: `Show the whole installation at a glance, as 'juju status' does: one table of the
 services (type, backend, bridgePort, endpoint, who may reach it, status) and one of the agents with
 the bridge ports their routers listen on ("open-ports": the ports of the
-tcpListeners in each agent's router config, sorted, as port/tcp).
+tcpListeners in each agent's router config, sorted, as port/tcp; three or more
+consecutive ports as one range, 10024-10223/tcp; -o json lists every port).
 
 On the Kubernetes control plane ALLOWED-FROM shows who may reach a service's
 endpoint, as 'juju status' shows exposure: a LoadBalancer's
@@ -216,7 +217,7 @@ func printStatus(w io.Writer, v statusView) error {
 			if a.DefaultRouter {
 				mode += " (hub)"
 			}
-			ports := strings.Join(a.OpenPorts, ",")
+			ports := portRanges(a.OpenPorts)
 			if a.RouterError != "" {
 				ports = "? (" + a.RouterError + ")"
 			}
