@@ -145,6 +145,9 @@ func New(o Options) http.Handler {
 // PostgreSQL would fail on them. A 400 rather than a 404: the request is
 // malformed whatever the store holds, since nothing can ever be named so,
 // and the answer names the parameter as a body field would be named.
+// It refuses query parameters the route does not take (routeParams), as
+// unknown body fields are: a mistyped ?limt= would otherwise answer the
+// whole list as if it were honoured.
 func checkParams(c *gin.Context) {
 	for _, p := range c.Params {
 		if problem := document.TextProblem(p.Value); problem != "" {
@@ -152,8 +155,14 @@ func checkParams(c *gin.Context) {
 			return
 		}
 	}
-	if err := checkTexts("Query parameter", c.Request.URL.Query()); err != nil {
+	query := c.Request.URL.Query()
+	if err := checkTexts("Query parameter", query); err != nil {
 		fail(c, err)
+		return
+	}
+	accepted := routeParams[c.Request.Method+" "+c.FullPath()]
+	if unknown := unknownParams(accepted, query); len(unknown) > 0 {
+		fail(c, unknownParamsError(accepted, unknown))
 		return
 	}
 	c.Next()

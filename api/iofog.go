@@ -96,8 +96,9 @@ const maxFogFilters = 20
 var fogFilterParam = regexp.MustCompile(`^filters\[(\d+)\]\[(key|value|condition)\]$`)
 
 // parseFogFilters reads the filters of q, in the order of their index.
-// Each needs a key, a value and a condition (equals or has); other query
-// parameters are left alone, as the reference leaves them.
+// Each needs a key, a value and a condition (equals or has); the SDK's
+// system is left alone, as the reference leaves what it does not hold
+// (checkParams has refused any other parameter).
 func parseFogFilters(q url.Values) ([]fogFilter, error) {
 	byIndex := map[int]*fogFilter{}
 	// In the names' order, so that a refusal names the same parameter

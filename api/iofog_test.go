@@ -328,7 +328,7 @@ func TestIofogReads(t *testing.T) {
 			{"boolean equals", filter("0", "isSystem", "true", "equals"), []string{"hub"}},
 			{"routerMode equals", filter("0", "routerMode", "interior", "equals"), []string{"hub"}},
 			{"unknown field matches nothing", filter("0", "colour", "red", "equals"), nil},
-			{"other parameters ignored", "?system=false", []string{"hub", "plant-a", "plant-b"}},
+			{"the SDK's system=false ignored", "?system=false", []string{"hub", "plant-a", "plant-b"}},
 		} {
 			if got := fogNames(tc.query); !slices.Equal(got, tc.want) {
 				t.Errorf("%s (%s): %v, want %v", tc.name, tc.query, got, tc.want)
