@@ -67,8 +67,8 @@ func mustRouteParams(doc []byte) map[string][]queryParam {
 		common := query(item["parameters"])
 		ginPath := strings.NewReplacer("{", ":", "}", "").Replace(path)
 		for method, op := range item {
-			if method == "parameters" {
-				continue
+			if !slices.Contains(httpMethods, method) {
+				continue // parameters, summary, description, servers
 			}
 			var o struct {
 				Parameters json.RawMessage `json:"parameters"`
@@ -81,6 +81,9 @@ func mustRouteParams(doc []byte) map[string][]queryParam {
 	}
 	return out
 }
+
+// httpMethods are the operations a path item can hold.
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 // unknownParams are the names in query that no parameter of accepted
 // takes, sorted.
