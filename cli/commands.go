@@ -79,7 +79,7 @@ func Commands(o Options) []*cobra.Command {
 	}
 	cmds := []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
-		diffCmd(o), previewCmd(o), eventsCmd(o),
+		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)

@@ -130,3 +130,13 @@ func TestCLILoginSavesAContextEveryCommandUses(t *testing.T) {
 		t.Errorf("a 401: %v", err)
 	}
 }
+
+func TestCLIGetContextsMarksTheCurrentAndPrintsNoToken(t *testing.T) {
+	var buf strings.Builder
+	err := printContexts(&buf, Config{CurrentContext: "prod", Contexts: map[string]*Context{
+		"prod": {Server: "https://prod.example", Token: "secret"}, "dev": {Server: "http://127.0.0.1:8080", Token: "secret"}}})
+	want := "CURRENT  NAME  SERVER\n         dev   http://127.0.0.1:8080\n*        prod  https://prod.example\n"
+	if err != nil || buf.String() != want {
+		t.Errorf("get-contexts:\n%s\nwant:\n%s (%v)", buf.String(), want, err)
+	}
+}
