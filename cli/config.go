@@ -71,6 +71,22 @@ func SaveContext(path, name string, ctx Context) error {
 	})
 }
 
+// AddContext stores ctx as context name in the file at path; it becomes
+// the current context only when there is none, so that `dev` never takes
+// over the user's choice. current says whether name is the current
+// context afterwards.
+func AddContext(path, name string, ctx Context) (current bool, err error) {
+	err = EditConfig(path, func(c *Config) error {
+		c.put(name, ctx)
+		if c.Contexts[c.CurrentContext] == nil {
+			c.CurrentContext = name
+		}
+		current = c.CurrentContext == name
+		return nil
+	})
+	return current, err
+}
+
 func (c *Config) put(name string, ctx Context) {
 	if c.Contexts == nil {
 		c.Contexts = map[string]*Context{}

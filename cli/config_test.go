@@ -140,3 +140,32 @@ func TestCLIGetContextsMarksTheCurrentAndPrintsNoToken(t *testing.T) {
 		t.Errorf("get-contexts:\n%s\nwant:\n%s (%v)", buf.String(), want, err)
 	}
 }
+
+// dev adds its context without taking over the user's current one.
+func TestCLIAddContextBecomesCurrentOnlyWithoutOne(t *testing.T) {
+	dev := Context{Server: "http://127.0.0.1:8080", Token: "dev-token"}
+	for _, c := range []struct {
+		name, file, wantCurrent string
+	}{
+		{"no file", "", "dev"},
+		{"another current context", "current-context: prod\ncontexts: {prod: {server: https://prod.example}}\n", "prod"},
+		{"a dangling current context", "current-context: gone\ncontexts: {prod: {server: https://prod.example}}\n", "dev"},
+		{"dev current already", "current-context: dev\ncontexts: {dev: {server: http://old}}\n", "dev"},
+	} {
+		path := filepath.Join(t.TempDir(), "svcbridge", "config")
+		if c.file != "" {
+			os.MkdirAll(filepath.Dir(path), 0o700)
+			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		current, err := AddContext(path, "dev", dev)
+		cfg, lerr := LoadConfig(path)
+		if err != nil || lerr != nil {
+			t.Fatalf("%s: %v %v", c.name, err, lerr)
+		}
+		if cfg.CurrentContext != c.wantCurrent || current != (c.wantCurrent == "dev") || *cfg.Contexts["dev"] != dev {
+			t.Errorf("%s: current %q (reported %v), dev %+v; want current %q", c.name, cfg.CurrentContext, current, cfg.Contexts["dev"], c.wantCurrent)
+		}
+	}
+}
