@@ -132,12 +132,19 @@ func TestCLILoginSavesAContextEveryCommandUses(t *testing.T) {
 }
 
 func TestCLIGetContextsMarksTheCurrentAndPrintsNoToken(t *testing.T) {
-	var buf strings.Builder
-	err := printContexts(&buf, Config{CurrentContext: "prod", Contexts: map[string]*Context{
-		"prod": {Server: "https://prod.example", Token: "secret"}, "dev": {Server: "http://127.0.0.1:8080", Token: "secret"}}})
-	want := "CURRENT  NAME  SERVER\n         dev   http://127.0.0.1:8080\n*        prod  https://prod.example\n"
-	if err != nil || buf.String() != want {
-		t.Errorf("get-contexts:\n%s\nwant:\n%s (%v)", buf.String(), want, err)
+	cfg := Config{CurrentContext: "prod", Contexts: map[string]*Context{
+		"prod": {Server: "https://prod.example", Token: "secret"}, "dev": {Server: "http://127.0.0.1:8080", Token: "secret"}}}
+	for _, c := range []struct {
+		noHeaders bool
+		want      string
+	}{
+		{false, "CURRENT  NAME  SERVER\n         dev   http://127.0.0.1:8080\n*        prod  https://prod.example\n"},
+		{true, "   dev   http://127.0.0.1:8080\n*  prod  https://prod.example\n"},
+	} {
+		var buf strings.Builder
+		if err := printContexts(&buf, cfg, c.noHeaders); err != nil || buf.String() != c.want {
+			t.Errorf("get-contexts (--no-headers=%v):\n%s\nwant:\n%s (%v)", c.noHeaders, buf.String(), c.want, err)
+		}
 	}
 }
 

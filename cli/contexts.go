@@ -20,19 +20,22 @@ func configCmd(o Options) *cobra.Command {
 'kubectl config' does. 'svcbridge login' and 'svcbridge dev' add contexts.`,
 		Args: cobra.NoArgs,
 	}
+	var noHeaders bool
+	getContexts := &cobra.Command{
+		Use:   "get-contexts",
+		Short: "List the contexts; * marks the current one",
+		Args:  cobra.NoArgs,
+		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
+			c, err := LoadConfig(ConfigPath())
+			if err != nil {
+				return err
+			}
+			return printContexts(cmd.OutOrStdout(), c, noHeaders)
+		}),
+	}
+	noHeadersFlag(getContexts, &noHeaders)
 	cmd.AddCommand(
-		&cobra.Command{
-			Use:   "get-contexts",
-			Short: "List the contexts; * marks the current one",
-			Args:  cobra.NoArgs,
-			RunE: run(o, func(cmd *cobra.Command, _ []string) error {
-				c, err := LoadConfig(ConfigPath())
-				if err != nil {
-					return err
-				}
-				return printContexts(cmd.OutOrStdout(), c)
-			}),
-		},
+		getContexts,
 		&cobra.Command{
 			Use:   "current-context",
 			Short: "Print the current context",
@@ -104,8 +107,8 @@ func configCmd(o Options) *cobra.Command {
 }
 
 // printContexts prints kubectl's table of contexts: never a token.
-func printContexts(w io.Writer, c Config) error {
-	t := newTable(w, "CURRENT", "NAME", "SERVER")
+func printContexts(w io.Writer, c Config, noHeaders bool) error {
+	t := newTable(w, tableHeader(noHeaders, "CURRENT", "NAME", "SERVER")...)
 	for _, name := range slices.Sorted(maps.Keys(c.Contexts)) {
 		mark := " "
 		if name == c.CurrentContext {

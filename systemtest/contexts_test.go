@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,11 +60,37 @@ contexts:
 		t.Errorf("delete-context of the current context: %s", r)
 	}
 	cli(1, "config", "current-context")
-	r = cli(0, "config", "get-contexts")
-	if cliHasLine(r.stdout, "dev", "http://127.0.0.1:8080") || !cliHasLine(r.stdout, "prod", "https://prod.example") {
+	r = cli(0, "config", "get-contexts", "--no-headers")
+	if cliHasLine(r.stdout, "dev", "http://127.0.0.1:8080") || r.stdout != "   prod  https://prod.example\n" {
 		t.Errorf("get-contexts after delete-context dev:\n%s", r.stdout)
 	}
 	if fi, err := os.Stat(cfg); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the configuration file after the edits: %v %v", fi, err)
+	}
+}
+
+// --no-headers drops the header line of every table, as kubectl's.
+func TestCLINoHeaders(t *testing.T) {
+	s := newSystem(t, "sqlite", 0)
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
+	for _, c := range []struct {
+		args   []string
+		header string // the header's first column
+		row    string // in a row
+	}{
+		{[]string{"get", "services"}, "NAME", "vendor"},
+		{[]string{"get", "agents", "-o", "wide"}, "NAME", "hub"},
+		{[]string{"events"}, "LAST SEEN", "Created"},
+	} {
+		with := cliMust(t, s.url, 0, c.args...).stdout
+		without := cliMust(t, s.url, 0, append(c.args, "--no-headers")...).stdout
+		// The same rows (ages may tick), and no header.
+		_, rows, _ := strings.Cut(with, "\n")
+		if !strings.HasPrefix(with, c.header) || strings.Count(without, "\n") != strings.Count(rows, "\n") ||
+			!strings.Contains(without, c.row) || strings.Contains(without, c.header) {
+			t.Errorf("svcbridge %s --no-headers:\n%s\nwithout it:\n%s", strings.Join(c.args, " "), without, with)
+		}
 	}
 }
