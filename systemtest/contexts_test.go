@@ -69,8 +69,9 @@ contexts:
 	}
 }
 
-// --no-headers drops the header line of every table, as kubectl's.
-func TestCLINoHeaders(t *testing.T) {
+// kubectl's habits through the real binary: --no-headers and the bare
+// --dry-run.
+func TestCLIKubectlHabits(t *testing.T) {
 	s := newSystem(t, "sqlite", 0)
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
 	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
@@ -92,5 +93,14 @@ func TestCLINoHeaders(t *testing.T) {
 			!strings.Contains(without, c.row) || strings.Contains(without, c.header) {
 			t.Errorf("svcbridge %s --no-headers:\n%s\nwithout it:\n%s", strings.Join(c.args, " "), without, with)
 		}
+	}
+
+	// The bare --dry-run is kubectl's client dry run: nothing is written.
+	if r := cliMust(t, s.url, 0, "delete", "service", "vendor", "--dry-run"); r.stdout != "service/vendor deleted (server dry run)\n" {
+		t.Errorf("delete --dry-run: %s", r)
+	}
+	cliMust(t, s.url, 0, "get", "service", "vendor")
+	if r := cliMust(t, s.url, 1, "delete", "service", "vendor", "--dry-run=maybe"); !strings.Contains(r.stderr, "want none, server or client") {
+		t.Errorf("delete --dry-run=maybe: %s", r)
 	}
 }
