@@ -21,6 +21,18 @@ var resourceAliases = map[string]string{
 	"microservice": "microservices", "microservices": "microservices", "ms": "microservices", "msvc": "microservices",
 }
 
+// needResource is get's and describe's argument check: without one,
+// kubectl's message naming the types, not cobra's "requires at least 1
+// arg(s)".
+func needResource(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("you must specify the type of resource to %s: services (svc), agents (agent) or microservices (ms), e.g. 'svcbridge %s services'", verb, verb)
+		}
+		return nil
+	}
+}
+
 func resourceKind(arg string) (string, error) {
 	if k, ok := resourceAliases[strings.ToLower(arg)]; ok {
 		return k, nil
@@ -109,7 +121,7 @@ every -o format, before printing, and not to --watch.
   svcbridge get services -w
   svcbridge get services -l tag=checkout -o name | xargs svcbridge reconcile
   svcbridge get services --sort-by .bridgePort`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              needResource("get"),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {

@@ -69,8 +69,8 @@ contexts:
 	}
 }
 
-// kubectl's habits through the real binary: --no-headers and the bare
-// --dry-run.
+// kubectl's habits through the real binary: --no-headers, the bare
+// --dry-run, get without a resource type.
 func TestCLIKubectlHabits(t *testing.T) {
 	s := newSystem(t, "sqlite", 0)
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
@@ -102,5 +102,8 @@ func TestCLIKubectlHabits(t *testing.T) {
 	cliMust(t, s.url, 0, "get", "service", "vendor")
 	if r := cliMust(t, s.url, 1, "delete", "service", "vendor", "--dry-run=maybe"); !strings.Contains(r.stderr, "want none, server or client") {
 		t.Errorf("delete --dry-run=maybe: %s", r)
+	}
+	if r := cliMust(t, s.url, 1, "get"); !strings.Contains(r.stderr, "you must specify the type of resource to get: services (svc), agents (agent) or microservices (ms)") {
+		t.Errorf("get without a resource type: %s", r)
 	}
 }
