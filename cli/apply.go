@@ -331,7 +331,7 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 		}
 		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
-			printErrors(errOut, err)
+			PrintErrors(errOut, err)
 		}
 	}
 	if len(errs) == 0 {

@@ -186,8 +186,9 @@ func join(errs []error) error {
 	return &ExitError{Code: code, Err: multiError(errs)}
 }
 
-// printErrors prints "error: ..." for each error joined in err.
-func printErrors(w io.Writer, err error) {
+// PrintErrors prints "error: ..." for each error joined in err: kubectl's
+// prefix, the one every svcbridge error is printed with.
+func PrintErrors(w io.Writer, err error) {
 	var m multiError
 	if errors.As(err, &m) {
 		for _, e := range m {
@@ -224,7 +225,7 @@ func run(o Options, f func(cmd *cobra.Command, args []string) error) func(*cobra
 			return err
 		}
 		if r == nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "svcbridge:", err)
+			PrintErrors(cmd.ErrOrStderr(), err)
 		}
 		if code <= ExitOther {
 			code = ExitOther

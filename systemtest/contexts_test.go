@@ -70,7 +70,7 @@ contexts:
 }
 
 // kubectl's habits through the real binary: --no-headers, the bare
-// --dry-run, get without a resource type.
+// --dry-run, get without a resource type, one error prefix.
 func TestCLIKubectlHabits(t *testing.T) {
 	s := newSystem(t, "sqlite", 0)
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
@@ -103,7 +103,11 @@ func TestCLIKubectlHabits(t *testing.T) {
 	if r := cliMust(t, s.url, 1, "delete", "service", "vendor", "--dry-run=maybe"); !strings.Contains(r.stderr, "want none, server or client") {
 		t.Errorf("delete --dry-run=maybe: %s", r)
 	}
-	if r := cliMust(t, s.url, 1, "get"); !strings.Contains(r.stderr, "you must specify the type of resource to get: services (svc), agents (agent) or microservices (ms)") {
+	// One error prefix, kubectl's, whatever the exit code.
+	if r := cliMust(t, s.url, 2, "get", "service", "nope"); !strings.HasPrefix(r.stderr, "error: ") || strings.Contains(r.stderr, "svcbridge:") {
+		t.Errorf("get of a missing service: %s", r)
+	}
+	if r := cliMust(t, s.url, 1, "get"); !strings.HasPrefix(r.stderr, "error: you must specify the type of resource to get: services (svc), agents (agent) or microservices (ms)") {
 		t.Errorf("get without a resource type: %s", r)
 	}
 }
