@@ -58,14 +58,7 @@ func configCmd(o Options) *cobra.Command {
 			Args:  cobra.ExactArgs(1),
 			RunE: run(o, func(cmd *cobra.Command, args []string) error {
 				path, name := ConfigPath(), args[0]
-				err := EditConfig(path, func(c *Config) error {
-					if c.Contexts[name] == nil {
-						return c.noContext(path, name)
-					}
-					c.CurrentContext = name
-					return nil
-				})
-				if err != nil {
+				if err := editContext(path, name, func(c *Config) { c.CurrentContext = name }); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Switched to context %q.\n", name)
@@ -79,15 +72,11 @@ func configCmd(o Options) *cobra.Command {
 			RunE: run(o, func(cmd *cobra.Command, args []string) error {
 				path, name := ConfigPath(), args[0]
 				wasCurrent := false
-				err := EditConfig(path, func(c *Config) error {
-					if c.Contexts[name] == nil {
-						return c.noContext(path, name)
-					}
+				err := editContext(path, name, func(c *Config) {
 					delete(c.Contexts, name)
 					if wasCurrent = c.CurrentContext == name; wasCurrent {
 						c.CurrentContext = ""
 					}
-					return nil
 				})
 				if err != nil {
 					return err
@@ -104,6 +93,17 @@ func configCmd(o Options) *cobra.Command {
 		c.SetUsageTemplate(usageTemplate)
 	}
 	return cmd
+}
+
+// editContext applies edit to the file at path when it has context name.
+func editContext(path, name string, edit func(*Config)) error {
+	return EditConfig(path, func(c *Config) error {
+		if c.Contexts[name] == nil {
+			return c.noContext(path, name)
+		}
+		edit(c)
+		return nil
+	})
 }
 
 // printContexts prints kubectl's table of contexts: never a token.
