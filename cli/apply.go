@@ -225,7 +225,8 @@ written to the routers' configs; --wait=rollout waits on until every agent the
 service selects has written its listener and no other still holds one, and with
 --acknowledged until each of them has also applied the change (acknowledged it).
 
-With --dry-run=server every write is sent with ?dryRun=true: the server runs it,
+With --dry-run=server (also --dry-run alone or =client: the server's rules are the
+only ones) every write is sent with ?dryRun=true: the server runs it,
 with all its checks and allocations, answers what it would do and stores nothing.
 Each line then ends with (server dry run); a created or changed service also says
 the bridgePort it would have and the agents that would listen. 'svcbridge diff -f'
@@ -330,7 +331,7 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 		}
 		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
-			printErrors(errOut, err)
+			PrintErrors(errOut, err)
 		}
 	}
 	if len(errs) == 0 {

@@ -381,7 +381,7 @@ func TestCLICommandsExitWithTheirCode(t *testing.T) {
 		t.Errorf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = run("describe", "service", "checkout", "--server", srv.URL)
-	if code != ExitRejected || stderr != "svcbridge: Service with name checkout not found (404 NotFoundError)\n" {
+	if code != ExitRejected || stderr != "error: Service with name checkout not found (404 NotFoundError)\n" {
 		t.Errorf("describe: exit %d %q", code, stderr)
 	}
 	if code, _, _ = run("get", "widgets", "--server", srv.URL); code != ExitOther {

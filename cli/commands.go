@@ -79,7 +79,7 @@ func Commands(o Options) []*cobra.Command {
 	}
 	cmds := []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
-		diffCmd(o), previewCmd(o), eventsCmd(o),
+		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o),
 	}
 	for _, c := range cmds {
 		c.SetUsageTemplate(usageTemplate)
@@ -186,8 +186,9 @@ func join(errs []error) error {
 	return &ExitError{Code: code, Err: multiError(errs)}
 }
 
-// printErrors prints "error: ..." for each error joined in err.
-func printErrors(w io.Writer, err error) {
+// PrintErrors prints "error: ..." for each error joined in err: kubectl's
+// prefix, the one every svcbridge error is printed with.
+func PrintErrors(w io.Writer, err error) {
 	var m multiError
 	if errors.As(err, &m) {
 		for _, e := range m {
@@ -224,7 +225,7 @@ func run(o Options, f func(cmd *cobra.Command, args []string) error) func(*cobra
 			return err
 		}
 		if r == nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "svcbridge:", err)
+			PrintErrors(cmd.ErrOrStderr(), err)
 		}
 		if code <= ExitOther {
 			code = ExitOther
@@ -370,30 +371,50 @@ func (v *waitValue) Type() string { return "ready|rollout" }
 
 // ---- dry run ----
 
-// dryRunFlag is --dry-run, as kubectl's: none (write) or server (the
-// server checks each write and answers what it would do, storing
-// nothing).
+// dryRunFlag is --dry-run, as kubectl's: none (write), or server or
+// client (the server checks each write and answers what it would do,
+// storing nothing). The flag alone is client, as in kubectl.
 type dryRunFlag struct{ value string }
 
 func (d *dryRunFlag) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&d.value, "dry-run", "none", `"server": send every write with ?dryRun=true (checked and answered, nothing stored); "none": write`)
+	f := cmd.Flags().VarPF((*dryRunValue)(&d.value), "dry-run", "", `"server" (or the flag alone, "client"): send every write with ?dryRun=true (checked and answered, nothing stored); "none": write`)
+	f.NoOptDefVal = "client"
 	cmd.RegisterFlagCompletionFunc("dry-run", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"none", "server"}, cobra.ShellCompDirectiveNoFileComp
+		return []string{"none", "server", "client"}, cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
-// apply sets c up for a server dry run when asked, once the server is
-// known to honour it; a dry run has nothing to --wait for.
-func (d dryRunFlag) apply(ctx context.Context, c *Client, wait bool) error {
-	switch d.value {
-	case "none", "":
+// dryRunValue is --dry-run's value, checked as it is set.
+type dryRunValue string
+
+func (v *dryRunValue) String() string {
+	if *v == "" {
+		return "none"
+	}
+	return string(*v)
+}
+
+func (v *dryRunValue) Set(s string) error {
+	switch s {
+	case "none", "server", "client":
+		*v = dryRunValue(s)
 		return nil
-	case "server":
-	default:
-		return &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --dry-run %q: want none or server (a client-side dry run is not offered: the server's rules are the ones that count)", d.value)}
+	}
+	return errors.New("want none, server or client")
+}
+
+func (v *dryRunValue) Type() string { return "none|server|client" }
+
+// apply sets c up for a server dry run when asked, once the server is
+// known to honour it; a dry run has nothing to --wait for. A client dry
+// run is a server one too: the server's rules are the ones that count,
+// and the CLI has no copy of them to check against.
+func (d dryRunFlag) apply(ctx context.Context, c *Client, wait bool) error {
+	if d.value == "none" || d.value == "" {
+		return nil
 	}
 	if wait {
-		return &ExitError{Code: ExitOther, Err: errors.New("--wait and --dry-run=server do not go together: a dry run changes nothing to wait for")}
+		return &ExitError{Code: ExitOther, Err: errors.New("--wait and --dry-run do not go together: a dry run changes nothing to wait for")}
 	}
 	c.DryRun = true
 	return c.CheckDryRun(ctx)

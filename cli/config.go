@@ -61,9 +61,48 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
-// SaveContext stores ctx as context name in the file at path (made mode
-// 0600: it holds tokens) and makes it the current context.
+// SaveContext stores ctx as context name in the file at path and makes it
+// the current context, as login does.
 func SaveContext(path, name string, ctx Context) error {
+	return EditConfig(path, func(c *Config) error {
+		c.put(name, ctx)
+		c.CurrentContext = name
+		return nil
+	})
+}
+
+// AddContext stores ctx as context name in the file at path; it becomes
+// the current context only when there is none, so that `dev` never takes
+// over the user's choice. current says whether name is the current
+// context afterwards.
+func AddContext(path, name string, ctx Context) (current bool, err error) {
+	err = EditConfig(path, func(c *Config) error {
+		c.put(name, ctx)
+		if c.Contexts[c.CurrentContext] == nil {
+			c.CurrentContext = name
+		}
+		current = c.CurrentContext == name
+		return nil
+	})
+	return current, err
+}
+
+func (c *Config) put(name string, ctx Context) {
+	if c.Contexts == nil {
+		c.Contexts = map[string]*Context{}
+	}
+	c.Contexts[name] = &ctx
+}
+
+// noContext is the error for a context name that is not in c.
+func (c *Config) noContext(path, name string) error {
+	return &ExitError{Code: ExitOther, Err: fmt.Errorf("no context %q in %s (contexts: %s)",
+		name, path, strings.Join(slices.Sorted(maps.Keys(c.Contexts)), ", "))}
+}
+
+// EditConfig loads the file at path, applies edit and writes the result
+// (mode 0600: it holds tokens); nothing is written when edit fails.
+func EditConfig(path string, edit func(*Config) error) error {
 	if path == "" {
 		return errors.New("no configuration directory: set XDG_CONFIG_HOME or HOME")
 	}
@@ -71,11 +110,9 @@ func SaveContext(path, name string, ctx Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Contexts == nil {
-		c.Contexts = map[string]*Context{}
+	if err := edit(&c); err != nil {
+		return err
 	}
-	c.Contexts[name] = &ctx
-	c.CurrentContext = name
 	b, err := yaml.Marshal(c)
 	if err != nil {
 		return err
@@ -85,7 +122,7 @@ func SaveContext(path, name string, ctx Context) error {
 	}
 	// Written aside and renamed: a reader never sees half a file.
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append([]byte("# svcbridge CLI contexts, written by 'svcbridge login' and 'svcbridge dev'.\n"), b...), 0o600); err != nil {
+	if err := os.WriteFile(tmp, append([]byte("# svcbridge CLI contexts, written by 'svcbridge login', 'svcbridge dev' and 'svcbridge config'.\n"), b...), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -121,9 +158,7 @@ func (s settings) resolve() (connection, error) {
 	if s.contextName != "" {
 		ctx = s.config.Contexts[s.contextName]
 		if ctx == nil && s.contextExplicit {
-			names := slices.Sorted(maps.Keys(s.config.Contexts))
-			return connection{}, &ExitError{Code: ExitOther, Err: fmt.Errorf("no context %q in %s (contexts: %s)",
-				s.contextName, s.configPath, strings.Join(names, ", "))}
+			return connection{}, s.config.noContext(s.configPath, s.contextName)
 		}
 	}
 	var c connection

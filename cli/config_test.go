@@ -130,3 +130,49 @@ func TestCLILoginSavesAContextEveryCommandUses(t *testing.T) {
 		t.Errorf("a 401: %v", err)
 	}
 }
+
+func TestCLIGetContextsMarksTheCurrentAndPrintsNoToken(t *testing.T) {
+	cfg := Config{CurrentContext: "prod", Contexts: map[string]*Context{
+		"prod": {Server: "https://prod.example", Token: "secret"}, "dev": {Server: "http://127.0.0.1:8080", Token: "secret"}}}
+	for _, c := range []struct {
+		noHeaders bool
+		want      string
+	}{
+		{false, "CURRENT  NAME  SERVER\n         dev   http://127.0.0.1:8080\n*        prod  https://prod.example\n"},
+		{true, "   dev   http://127.0.0.1:8080\n*  prod  https://prod.example\n"},
+	} {
+		var buf strings.Builder
+		if err := printContexts(&buf, cfg, c.noHeaders); err != nil || buf.String() != c.want {
+			t.Errorf("get-contexts (--no-headers=%v):\n%s\nwant:\n%s (%v)", c.noHeaders, buf.String(), c.want, err)
+		}
+	}
+}
+
+// dev adds its context without taking over the user's current one.
+func TestCLIAddContextBecomesCurrentOnlyWithoutOne(t *testing.T) {
+	dev := Context{Server: "http://127.0.0.1:8080", Token: "dev-token"}
+	for _, c := range []struct {
+		name, file, wantCurrent string
+	}{
+		{"no file", "", "dev"},
+		{"another current context", "current-context: prod\ncontexts: {prod: {server: https://prod.example}}\n", "prod"},
+		{"a dangling current context", "current-context: gone\ncontexts: {prod: {server: https://prod.example}}\n", "dev"},
+		{"dev current already", "current-context: dev\ncontexts: {dev: {server: http://old}}\n", "dev"},
+	} {
+		path := filepath.Join(t.TempDir(), "svcbridge", "config")
+		if c.file != "" {
+			os.MkdirAll(filepath.Dir(path), 0o700)
+			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		current, err := AddContext(path, "dev", dev)
+		cfg, lerr := LoadConfig(path)
+		if err != nil || lerr != nil {
+			t.Fatalf("%s: %v %v", c.name, err, lerr)
+		}
+		if cfg.CurrentContext != c.wantCurrent || current != (c.wantCurrent == "dev") || *cfg.Contexts["dev"] != dev {
+			t.Errorf("%s: current %q (reported %v), dev %+v; want current %q", c.name, cfg.CurrentContext, current, cfg.Contexts["dev"], c.wantCurrent)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func runDelete(ctx context.Context, cmd *cobra.Command, c *Client, items []delet
 	if w.wait {
 		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)
-			printErrors(errOut, err)
+			PrintErrors(errOut, err)
 		}
 	}
 	if len(errs) == 0 {
@@ -275,7 +275,7 @@ failed, 4 after --timeout.
 			if w.wait {
 				if err := w.waiter(cmd, client).wait(ctx, targets, w.timeout); err != nil {
 					errs = append(errs, err)
-					printErrors(errOut, err)
+					PrintErrors(errOut, err)
 				}
 			}
 			if len(errs) == 0 {

@@ -35,7 +35,7 @@ TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not s
   svcbridge get services -o name | xargs svcbridge describe
   svcbridge describe agent fog-a
   svcbridge describe svc checkout -o json`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              needResource("describe"),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {

@@ -64,6 +64,7 @@ func eventsCmd(o Options) *cobra.Command {
 	var c conn
 	var out outputFlag
 	var svc string
+	var noHeaders bool
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "List what happened to the services, newest first",
@@ -97,22 +98,23 @@ With --service, only that service's; describe service ends with them as well.
 			if out.format != "" {
 				return printRaw(w, out.format, raw)
 			}
-			return printEvents(w, events, time.Now())
+			return printEvents(w, events, time.Now(), noHeaders)
 		}),
 	}
 	c.flags(cmd)
 	out.flags(cmd, "json", "yaml")
 	cmd.Flags().StringVar(&svc, "service", "", "only this service's events")
+	noHeadersFlag(cmd, &noHeaders)
 	return cmd
 }
 
 // printEvents prints events as given (newest first) in a table.
-func printEvents(w io.Writer, events []Event, now time.Time) error {
+func printEvents(w io.Writer, events []Event, now time.Time, noHeaders bool) error {
 	if len(events) == 0 {
 		_, err := fmt.Fprintln(w, "No events.")
 		return err
 	}
-	t := newTable(w, "LAST SEEN", "TYPE", "REASON", "SERVICE", "MESSAGE")
+	t := newTable(w, tableHeader(noHeaders, "LAST SEEN", "TYPE", "REASON", "SERVICE", "MESSAGE")...)
 	for _, e := range events {
 		t.row(eventAge(e, now), e.Type, e.Reason, e.Service, e.Message)
 	}

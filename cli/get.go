@@ -21,6 +21,18 @@ var resourceAliases = map[string]string{
 	"microservice": "microservices", "microservices": "microservices", "ms": "microservices", "msvc": "microservices",
 }
 
+// needResource is get's and describe's argument check: without one,
+// kubectl's message naming the types, not cobra's "requires at least 1
+// arg(s)".
+func needResource(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("you must specify the type of resource to %s: services (svc), agents (agent) or microservices (ms), e.g. 'svcbridge %s services'", verb, verb)
+		}
+		return nil
+	}
+}
+
 func resourceKind(arg string) (string, error) {
 	if k, ok := resourceAliases[strings.ToLower(arg)]; ok {
 		return k, nil
@@ -76,6 +88,7 @@ func getCmd(o Options) *cobra.Command {
 	var out outputFlag
 	var watch bool
 	var selector, sortBy string
+	var noHeaders bool
 	cmd := &cobra.Command{
 		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
@@ -108,7 +121,7 @@ every -o format, before printing, and not to --watch.
   svcbridge get services -w
   svcbridge get services -l tag=checkout -o name | xargs svcbridge reconcile
   svcbridge get services --sort-by .bridgePort`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              needResource("get"),
 		ValidArgsFunction: completeResources(&c),
 		RunE: run(o, func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -128,6 +141,7 @@ every -o format, before printing, and not to --watch.
 			if err != nil {
 				return &ExitError{Code: ExitOther, Err: err}
 			}
+			lo.noHeaders = noHeaders
 			client, err := c.client(cmd)
 			if err != nil {
 				return err
@@ -137,7 +151,7 @@ every -o format, before printing, and not to --watch.
 				if out.format == "yaml" {
 					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name or -o json (a JSON line per change)")}
 				}
-				return watchObjects(ctx, client, w, kind, names, out.format)
+				return watchObjects(ctx, client, w, kind, names, out.format, noHeaders)
 			}
 			switch kind {
 			case "services":
@@ -152,14 +166,16 @@ every -o format, before printing, and not to --watch.
 	out.flags(cmd, "wide", "json", "yaml", "name")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the objects, print each change as it happens (EVENT column; -o json: a JSON line per change), until interrupted")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "services only: select by tag (-l checkout, -l tag=checkout; a,b: both)")
+	noHeadersFlag(cmd, &noHeaders)
 	cmd.Flags().StringVar(&sortBy, "sort-by", "", "order by a field of the API object (.name, .bridgePort, .provisioningStatus, .createdAt)")
 	return cmd
 }
 
 // listOptions are get's -l and --sort-by, parsed.
 type listOptions struct {
-	tags   []string // nil: every service
-	sortBy []string // nil: the server's order (by name)
+	tags      []string // nil: every service
+	sortBy    []string // nil: the server's order (by name)
+	noHeaders bool     // --no-headers
 }
 
 // parseListOptions checks -l and --sort-by against what get lists.
@@ -200,7 +216,7 @@ func getServices(ctx context.Context, c *Client, w io.Writer, names []string, fo
 		if svcs, err = sortByField(svcs, func(s Service) json.RawMessage { return s.Raw }, lo.sortBy); err != nil {
 			return err
 		}
-		return printServices(ctx, c, w, names, svcs, format)
+		return printServices(ctx, c, w, names, svcs, format, lo.noHeaders)
 	}
 	var svcs []Service
 	var errs []error
@@ -220,13 +236,13 @@ func getServices(ctx context.Context, c *Client, w io.Writer, names []string, fo
 	if err != nil {
 		return err
 	}
-	if err := printServices(ctx, c, w, names, svcs, format); err != nil {
+	if err := printServices(ctx, c, w, names, svcs, format, lo.noHeaders); err != nil {
 		return err
 	}
 	return join(errs)
 }
 
-func printServices(ctx context.Context, c *Client, w io.Writer, names []string, svcs []Service, format string) error {
+func printServices(ctx context.Context, c *Client, w io.Writer, names []string, svcs []Service, format string, noHeaders bool) error {
 	switch format {
 	case "json", "yaml":
 		raws := make([]json.RawMessage, len(svcs))
@@ -248,7 +264,7 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 	}
 	inv, _ := loadInventory(ctx, c, true)
 	wide := format == "wide"
-	t := newTable(w, serviceHeader(wide)...)
+	t := newTable(w, tableHeader(noHeaders, serviceHeader(wide)...)...)
 	now := time.Now()
 	for _, s := range svcs {
 		t.row(serviceRow(inv, s, wide, now)...)
@@ -317,7 +333,7 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 			break
 		}
 		wide := format == "wide"
-		t := newTable(w, agentHeader(wide)...)
+		t := newTable(w, tableHeader(lo.noHeaders, agentHeader(wide)...)...)
 		now := time.Now()
 		for _, a := range agents {
 			t.row(agentRow(inv, a, wide, now)...)
@@ -371,7 +387,7 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 			break
 		}
 		wide := format == "wide"
-		t := newTable(w, microserviceHeader(wide)...)
+		t := newTable(w, tableHeader(lo.noHeaders, microserviceHeader(wide)...)...)
 		now := time.Now()
 		for _, m := range ms {
 			t.row(microserviceRow(inv, m, wide, now)...)

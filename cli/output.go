@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 )
 
@@ -93,6 +94,20 @@ func printRaw(w io.Writer, format string, raw []byte) error {
 // table writes aligned columns.
 type table struct {
 	tw *tabwriter.Writer
+}
+
+// noHeadersFlag adds --no-headers, as kubectl's, to a command printing a
+// table.
+func noHeadersFlag(cmd *cobra.Command, noHeaders *bool) {
+	cmd.Flags().BoolVar(noHeaders, "no-headers", false, "tables: print no header line")
+}
+
+// tableHeader is header, or none with --no-headers.
+func tableHeader(noHeaders bool, header ...string) []string {
+	if noHeaders {
+		return nil
+	}
+	return header
 }
 
 func newTable(w io.Writer, header ...string) *table {

@@ -330,3 +330,13 @@ func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
 		t.Errorf("--acknowledged without --wait=rollout")
 	}
 }
+
+func TestCLIGetWithoutResourceNamesTheTypes(t *testing.T) {
+	err := needResource("get")(nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "you must specify the type of resource to get: services (svc), agents (agent) or microservices (ms)") {
+		t.Errorf("get without an argument: %v", err)
+	}
+	if err := needResource("get")(nil, []string{"svc"}); err != nil {
+		t.Errorf("get svc: %v", err)
+	}
+}

@@ -159,7 +159,7 @@ var watchKinds = map[string]struct {
 // watchObjects is get -w: the kind's objects (those named, or all) as
 // they change, until ctx ends. A table gets an EVENT column; its initial
 // state is one aligned table, then a line per change.
-func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string) error {
+func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, noHeaders bool) error {
 	k := watchKinds[kind]
 	inv, err := loadInventory(ctx, c, kind != "agents")
 	if err != nil {
@@ -212,7 +212,7 @@ func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, name
 			return err
 		}
 		if t == nil {
-			t = newTable(w, append([]string{"EVENT"}, header...)...)
+			t = newTable(w, tableHeader(noHeaders, append([]string{"EVENT"}, header...)...)...)
 		}
 		t.row(append([]string{e.Type}, row...)...)
 		if live {

@@ -37,10 +37,16 @@ func (r cliResult) String() string {
 // SVCBRIDGE_SERVER), with no token and an empty data directory.
 func runCLI(t *testing.T, server string, args ...string) cliResult {
 	t.Helper()
+	return runCLIEnv(t, server, nil, args...)
+}
+
+// runCLIEnv is runCLI with env added to cliEnv's (a later value wins).
+func runCLIEnv(t *testing.T, server string, env []string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Env = cliEnv(t, server)
+	cmd.Env = append(cliEnv(t, server), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

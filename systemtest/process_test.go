@@ -20,6 +20,7 @@ import (
 
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/cli"
 	"svcbridge/store/storetest"
 )
 
@@ -265,8 +266,19 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		t.Fatalf("dev did not stop within 60s of SIGINT:\n%s", dev.out())
 	}
 
+	// The user switched to another context: dev's restart adds its own
+	// without taking over.
+	if err := cli.SaveContext(cfgPath, "prod", cli.Context{Server: "https://prod.example"}); err != nil {
+		t.Fatal(err)
+	}
 	dev2 := start(t, env, args...)
 	waitHTTP(t, s.url+"/readyz", dev2)
+	if !strings.Contains(dev2.out(), "CLI context:     dev in "+cfgPath+" (not current: svcbridge config use-context dev)") {
+		t.Errorf("the restarted dev did not say its context is not current:\n%s", dev2.out())
+	}
+	if r := cliIn(cfgHome, "config", "current-context"); r.stdout != "prod\n" {
+		t.Errorf("dev took over the current context: %s", r)
+	}
 	got := s.waitStatus("vendor", "ready")
 	if got.BridgePort != 10024 {
 		t.Errorf("after restart bridgePort %d, want 10024", got.BridgePort)

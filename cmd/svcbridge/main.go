@@ -5,13 +5,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"svcbridge/cli"
 	"svcbridge/config"
 )
 
@@ -19,7 +19,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := rootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "svcbridge:", err)
+		cli.PrintErrors(os.Stderr, err)
 		os.Exit(1)
 	}
 }

@@ -446,18 +446,20 @@ func (d *devSystem) close() {
 	d.unlock()
 }
 
-// saveDevContext saves dev's server and admin token as the CLI's current
-// context dev. A wildcard listen address is reached on loopback.
-func saveDevContext(addr net.Addr, token string) (string, error) {
+// saveDevContext adds dev's server and admin token as the CLI's context
+// dev; it becomes current only when no context is (see cli.AddContext).
+// A wildcard listen address is reached on loopback.
+func saveDevContext(addr net.Addr, token string) (path string, current bool, err error) {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	path := cli.ConfigPath()
-	return path, cli.SaveContext(path, "dev", cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token})
+	path = cli.ConfigPath()
+	current, err = cli.AddContext(path, "dev", cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token})
+	return path, current, err
 }
 
 // runDev runs everything in one process on loopback.
@@ -475,10 +477,12 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	fmt.Printf("                   -H \"Authorization: Bearer $(cat %s)\"\n", d.tokenPath)
 	// The CLI finds this server from any directory, as kind and minikube
 	// make kubectl find theirs.
-	if path, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
+	if path, current, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
 		d.log.Warn("could not save the CLI context dev; the CLI still reads the admin token in the data directory", "error", err)
-	} else {
+	} else if current {
 		fmt.Printf("  CLI context:     dev in %s (current)\n", path)
+	} else {
+		fmt.Printf("  CLI context:     dev in %s (not current: svcbridge config use-context dev)\n", path)
 	}
 	fmt.Println("Press Ctrl-C to stop.")
 	err = d.run(ctx)
