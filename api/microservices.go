@@ -66,33 +66,8 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		}
 		return ofApplication(all, app)
 	}
-	watch, ok := wantsWatch(c)
-	if !ok {
-		return
-	}
-	if watch {
-		serveList(s, c, readList, microserviceKey, showEach(microserviceAnswer))
-		return
-	}
-	q, err := parsePage(c.Query("limit"), c.Query("continue"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	items, err := readList(c, q)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	page, next := paginate(items, microserviceKey, q)
-	if next != "" {
-		c.Header(ContinueHeader, next)
-	}
-	list := wire.MicroserviceList{Microservices: make([]wire.Microservice, len(page))}
-	for i, m := range page {
-		list.Microservices[i] = microserviceAnswer(m)
-	}
-	c.JSON(http.StatusOK, list)
+	// The reference's shape: {"microservices": [...]} (wire.MicroserviceList).
+	serveListIn(s, c, "microservices", readList, microserviceKey, showEach(microserviceAnswer))
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.

@@ -134,6 +134,12 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // after its key, when there are that many); a watch reads everything.
 // A bad query is a 400.
 func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) func(int) any) {
+	serveListIn(s, c, "", read, key, show)
+}
+
+// serveListIn is serveList answering the page as {"<field>": [...]}, as
+// the reference controller lists some kinds; "" answers the bare array.
+func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) func(int) any) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -172,19 +178,26 @@ func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQue
 	if next != "" {
 		c.Header(ContinueHeader, next)
 	}
-	writeJSONArray(c, len(page), show(page))
+	writeJSONArray(c, field, len(page), show(page))
 }
 
-// writeJSONArray answers n items as c.JSON would answer them as a list,
-// item i as item(i) shows it, encoded into one reused buffer before the
-// next is asked for: a list of thousands is never held whole in memory a
-// second time, nor allocated item by item.
-func writeJSONArray(c *gin.Context, n int, item func(int) any) {
+// writeJSONArray answers n items as c.JSON would answer them as a list
+// (under the object key field unless it is ""), item i as item(i) shows
+// it, encoded into one reused buffer before the next is asked for: a list
+// of thousands is never held whole in memory a second time, nor allocated
+// item by item.
+func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := bufio.NewWriterSize(c.Writer, 32<<10)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf) // escapes HTML as json.Marshal does
+	if field != "" {
+		name, _ := json.Marshal(field) // a string: cannot fail
+		w.WriteByte('{')
+		w.Write(name)
+		w.WriteByte(':')
+	}
 	w.WriteByte('[')
 	for i := range n {
 		if i > 0 {
@@ -197,5 +210,8 @@ func writeJSONArray(c *gin.Context, n int, item func(int) any) {
 		w.Write(buf.Bytes()[:buf.Len()-1]) // without Encode's newline
 	}
 	w.WriteByte(']')
+	if field != "" {
+		w.WriteByte('}')
+	}
 	w.Flush() // a client gone meanwhile is not an error to answer
 }
