@@ -93,7 +93,7 @@ func (s *Server) answerSession(c *gin.Context, a *authAttempt, tokens auth.Token
 		s.authLimit.settle(a, true, time.Now())
 		c.JSON(http.StatusOK, tokens)
 	case errors.Is(err, auth.ErrNoPasswordLogin):
-		unauthorized(c, "svcbridge has no password login without OIDC: use an API token as your client's refresh token (README: Use with potctl)")
+		unauthorized(c, "svcbridge has no password login without OIDC: use an API token as your client's refresh token (see docs/potctl.md)")
 	case errors.Is(err, auth.ErrBadCredentials):
 		s.authLimit.settle(a, false, time.Now())
 		// Why (expired, unknown, refused by the issuer) is for the log only.

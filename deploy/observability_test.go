@@ -254,15 +254,14 @@ func TestDashboard(t *testing.T) {
 	}
 }
 
-// TestReadmeListsTheMetrics: the README's metrics table lists exactly the
-// svcbridge metrics /metrics serves.
-func TestReadmeListsTheMetrics(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+// TestDocsListTheMetrics: the metrics table of docs/observability.md lists
+// exactly the svcbridge metrics /metrics serves.
+func TestDocsListTheMetrics(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "observability.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(b), "\n### Metrics, dashboard and alerts\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section, _, _ := strings.Cut(string(b), "\n## ")
 	documented := map[string]bool{}
 	name := regexp.MustCompile("`(svcbridge_[a-z_]+)`")
 	for _, line := range strings.Split(section, "\n") {
@@ -275,12 +274,12 @@ func TestReadmeListsTheMetrics(t *testing.T) {
 	for n := range exported(t) {
 		if strings.HasPrefix(n, metrics.Namespace+"_") && !strings.HasSuffix(n, "_bucket") && !strings.HasSuffix(n, "_sum") && !strings.HasSuffix(n, "_count") {
 			if !documented[n] {
-				t.Errorf("README's metrics table does not list %s", n)
+				t.Errorf("docs/observability.md's metrics table does not list %s", n)
 			}
 			delete(documented, n)
 		}
 	}
 	for n := range documented {
-		t.Errorf("README's metrics table lists %s, which svcbridge does not export", n)
+		t.Errorf("docs/observability.md's metrics table lists %s, which svcbridge does not export", n)
 	}
 }

@@ -28,20 +28,15 @@ type potctlNamespaceFile struct {
 	} `yaml:"spec"`
 }
 
-// TestREADMEPotctlNamespace: the namespace file the README gives is one
+// TestDocsPotctlNamespace: the namespace file docs/potctl.md gives is one
 // potctl reads as a remote control plane with a controller endpoint and the
 // user's tokens, every key one potctl knows.
-func TestREADMEPotctlNamespace(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestDocsPotctlNamespace(t *testing.T) {
+	b, err := os.ReadFile("../docs/potctl.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)
-	start := strings.Index(section, "\n### Use with potctl and the ioFog Go SDK\n")
-	if start < 0 {
-		t.Fatal("README.md has no potctl section")
-	}
-	section = section[start:]
+	section := string(b)
 	block := regexp.MustCompile("(?s)\n( *)```yaml\n(.*?)\n *```\n").FindStringSubmatch(section)
 	if block == nil {
 		t.Fatal("the potctl section has no YAML block")
@@ -51,13 +46,13 @@ func TestREADMEPotctlNamespace(t *testing.T) {
 	dec.KnownFields(true)
 	var ns potctlNamespaceFile
 	if err := dec.Decode(&ns); err != nil {
-		t.Fatalf("potctl cannot read the README's namespace file: %v\n%s", err, doc)
+		t.Fatalf("potctl cannot read the namespace file of docs/potctl.md: %v\n%s", err, doc)
 	}
 	cp := ns.Spec.RemoteControlPlane
 	if cp == nil || len(cp.Controllers) != 1 || !strings.HasPrefix(cp.Controllers[0].Endpoint, "http") || cp.Controllers[0].Name == "" {
-		t.Fatalf("potctl finds no controller endpoint in the README's namespace file:\n%s", doc)
+		t.Fatalf("potctl finds no controller endpoint in the namespace file of docs/potctl.md:\n%s", doc)
 	}
 	if u := cp.IofogUser; u.Email == "" || u.AccessToken == "" || u.RefreshToken != u.AccessToken {
-		t.Fatalf("the README's namespace file gives no token as potctl reads it: %+v", u)
+		t.Fatalf("the namespace file of docs/potctl.md gives no token as potctl reads it: %+v", u)
 	}
 }
