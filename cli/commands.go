@@ -77,33 +77,11 @@ func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
-	cmds := []*cobra.Command{
+	return []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
 		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o),
 	}
-	for _, c := range cmds {
-		c.SetUsageTemplate(usageTemplate)
-	}
-	return cmds
 }
-
-// usageTemplate is cobra's, without the root's server settings ("Global
-// Flags"), which are not the client's.
-const usageTemplate = `Usage:{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
-  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
-
-Aliases:
-  {{.NameAndAliases}}{{end}}{{if .HasExample}}
-
-Examples:
-{{.Example}}{{end}}{{if .HasAvailableLocalFlags}}
-
-Flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
-
-The server settings (--data-dir, --temporal-namespace, ...) are listed by 'svcbridge --help'.
-`
 
 // ---- errors and exit codes ----
 
@@ -246,6 +224,7 @@ func (c *conn) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.server, "server", "", "svcbridge API URL (env SVCBRIDGE_SERVER; default: the context's, else "+DefaultServer+")")
 	cmd.Flags().StringVar(&c.token, "token", "", "bearer token for the API (env SVCBRIDGE_TOKEN; default: the context's, else <data-dir>/admin.token)")
 	cmd.Flags().StringVar(&c.context, "context", "", "context of the configuration file to use (default: its current context)")
+	cmd.Flags().String("data-dir", "", "a local dev's data directory, whose admin.token is used when no token is given (env DATA_DIR; default ./.svcbridge)")
 }
 
 // client builds the API client from the flags, the environment and the
@@ -286,7 +265,7 @@ func normalizeServer(s string) (string, error) {
 	return strings.TrimRight(s, "/"), nil
 }
 
-// dataDir is the root's --data-dir when given, else $DATA_DIR,
+// dataDir is the command's --data-dir when given, else $DATA_DIR,
 // else ./.svcbridge.
 func dataDir(cmd *cobra.Command) string {
 	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {

@@ -89,9 +89,6 @@ func configCmd(o Options) *cobra.Command {
 			}),
 		},
 	)
-	for _, c := range cmd.Commands() {
-		c.SetUsageTemplate(usageTemplate)
-	}
 	return cmd
 }
 

@@ -164,3 +164,39 @@ func TestPoolAndHTTPServerDefaults(t *testing.T) {
 		t.Errorf("HTTP_WRITE_TIMEOUT=0 (none): %+v, %v", c.HTTP, err)
 	}
 }
+
+// TestEverySettingHasOneGroup: --help shows each setting exactly once, and
+// only dev takes dev's own.
+func TestEverySettingHasOneGroup(t *testing.T) {
+	seen := map[string]string{}
+	for _, g := range Groups {
+		for _, f := range g.Flags {
+			if prev, ok := seen[f]; ok {
+				t.Errorf("setting %s is in groups %q and %q", f, prev, g.Title)
+			}
+			seen[f] = g.Title
+		}
+	}
+	for _, s := range Settings {
+		if _, ok := seen[s.Flag]; !ok {
+			t.Errorf("setting %s is in no group", s.Flag)
+		}
+		delete(seen, s.Flag)
+	}
+	for f := range seen {
+		t.Errorf("group lists %s, which is not a setting", f)
+	}
+	for _, c := range []struct {
+		role    string
+		dataDir bool
+	}{{"dev", true}, {"api", false}, {"worker", false}, {"migrate", false}} {
+		fs := pflag.NewFlagSet(c.role, pflag.ContinueOnError)
+		RoleFlags(fs, c.role)
+		if got := fs.Lookup("data-dir") != nil; got != c.dataDir {
+			t.Errorf("%s takes --data-dir: %v, want %v", c.role, got, c.dataDir)
+		}
+		if fs.Lookup("database-url") == nil || fs.Lookup("log-level") == nil {
+			t.Errorf("%s lacks a shared setting", c.role)
+		}
+	}
+}

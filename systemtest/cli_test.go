@@ -43,9 +43,10 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 // runCLIEnv is runCLI with env added to cliEnv's (a later value wins).
 func runCLIEnv(t *testing.T, server string, env []string, args ...string) cliResult {
 	t.Helper()
+	bin := binary(t) // built first: its build is not the run's time
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(cliEnv(t, server), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

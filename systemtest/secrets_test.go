@@ -32,9 +32,10 @@ var plantedSecrets = []string{
 // planted secrets and env, and returns what it printed.
 func runBinary(t *testing.T, env []string, args ...string) string {
 	t.Helper()
+	bin := binary(t) // built first: its build is not the run's minute
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(append(os.Environ(), plantedSecrets...), env...)
 	out, _ := cmd.CombinedOutput()
 	return string(out)
@@ -123,5 +124,35 @@ func TestDatabasePasswordWithDelimitersIsNotPrinted(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHelpIsTheClientsAtTheTop: `svcbridge --help` is a client's help (the
+// verbs, no server setting); each role's help lists its settings in groups,
+// dev's own first, and api's has none of dev's.
+func TestHelpIsTheClientsAtTheTop(t *testing.T) {
+	root := runBinary(t, nil, "--help")
+	for _, want := range []string{"Client commands", "apply", "status", "Run svcbridge", "worker"} {
+		if !strings.Contains(root, want) {
+			t.Errorf("svcbridge --help lacks %q:\n%s", want, root)
+		}
+	}
+	for _, server := range []string{"--database-url", "--temporal-address", "--data-dir"} {
+		if strings.Contains(root, server) {
+			t.Errorf("svcbridge --help lists the server setting %s:\n%s", server, root)
+		}
+	}
+	dev := runBinary(t, nil, "dev", "--help")
+	first := strings.Index(dev, "Embedded (dev):")
+	if first < 0 || first > strings.Index(dev, "Database:") || first > strings.Index(dev, "--listen") {
+		t.Errorf("dev --help does not list its own ports first, grouped:\n%s", dev)
+	}
+	api := runBinary(t, nil, "api", "--help")
+	if strings.Contains(api, "--data-dir") || strings.Contains(api, "--ui-port") || !strings.Contains(api, "Temporal:") {
+		t.Errorf("api --help is not api's settings, grouped:\n%s", api)
+	}
+	status := runBinary(t, nil, "status", "--help")
+	if strings.Contains(status, "--database-url") || !strings.Contains(status, "--server") {
+		t.Errorf("status --help is not a client's:\n%s", status)
 	}
 }

@@ -11,9 +11,18 @@ import (
 )
 
 // cliCommands are the client commands (apply, get, describe, delete,
-// reconcile, status, bench); see package cli.
+// reconcile, status, bench...); see package cli.
 func cliCommands() []*cobra.Command {
-	return cli.Commands(cli.Options{Embedded: startEmbedded})
+	cmds := cli.Commands(cli.Options{Embedded: startEmbedded})
+	for _, c := range cmds {
+		c.GroupID = "client"
+		if c.Name() == "bench" {
+			// Without --server, bench starts what dev runs, with dev's settings.
+			config.RoleFlags(c.Flags(), "dev")
+			c.SetUsageFunc(groupedUsage)
+		}
+	}
+	return cmds
 }
 
 // startEmbedded starts what `dev` runs, for `svcbridge bench` without

@@ -5,11 +5,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"svcbridge/cli"
 	"svcbridge/config"
@@ -31,7 +33,8 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	config.Flags(root.PersistentFlags())
+	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (--server, --token, --context; see each command's --help):"},
+		&cobra.Group{ID: "server", Title: "Run svcbridge (server settings: see each command's --help):"})
 	root.AddCommand(
 		roleCmd("dev", "Run everything in one process: API, worker, embedded Temporal server and Web UI, embedded store", runDev),
 		roleCmd("api", "Run the REST API against PostgreSQL and a Temporal cluster", runAPIRole),
@@ -43,10 +46,11 @@ func rootCmd() *cobra.Command {
 }
 
 func roleCmd(name, short string, run func(context.Context, config.Config) error) *cobra.Command {
-	return &cobra.Command{
-		Use:   name,
-		Short: short,
-		Args:  cobra.NoArgs,
+	cmd := &cobra.Command{
+		Use:     name,
+		Short:   short,
+		GroupID: "server",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.Load(cmd.Flags())
 			if err != nil {
@@ -56,4 +60,39 @@ func roleCmd(name, short string, run func(context.Context, config.Config) error)
 			return cfg.Redact(run(cmd.Context(), cfg))
 		},
 	}
+	config.RoleFlags(cmd.Flags(), name)
+	cmd.SetUsageFunc(groupedUsage)
+	return cmd
+}
+
+// groupedUsage prints a command's flags under the settings' groups
+// (config.Groups), then its own flags: about fifty settings in one list
+// hide the few a user looks for.
+func groupedUsage(cmd *cobra.Command) error {
+	out := cmd.OutOrStderr()
+	fmt.Fprintf(out, "Usage:\n  %s\n", cmd.UseLine())
+	grouped := map[string]bool{}
+	for _, g := range config.Groups {
+		fs := pflag.NewFlagSet(g.Title, pflag.ContinueOnError)
+		fs.SortFlags = false // the group's own order: the common ones first
+		for _, name := range g.Flags {
+			if f := cmd.LocalFlags().Lookup(name); f != nil {
+				fs.AddFlag(f)
+				grouped[name] = true
+			}
+		}
+		if fs.HasFlags() {
+			fmt.Fprintf(out, "\n%s:\n%s", g.Title, fs.FlagUsages())
+		}
+	}
+	own := pflag.NewFlagSet("own", pflag.ContinueOnError)
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if !grouped[f.Name] {
+			own.AddFlag(f)
+		}
+	})
+	if own.HasFlags() {
+		fmt.Fprintf(out, "\nFlags:\n%s", own.FlagUsages())
+	}
+	return nil
 }
