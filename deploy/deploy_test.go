@@ -12,7 +12,9 @@
 // built with kustomize's, docker-compose.yml is validated against the
 // Compose specification's JSON schema and its PostgreSQL connections added
 // up (systemtest's TestComposeRehearsal runs it), the rules and the dashboard's
-// queries are parsed with Prometheus' parsers, and all are checked for what
+// queries are parsed with Prometheus' parsers, the rules unit-tested with
+// promtool (systemtest's TestPrometheus* evaluate both on a real
+// Prometheus), and all are checked for what
 // an operator relies on (non-root, probes, resources, roles, and only
 // settings svcbridge reads, metrics it exports).
 package deploy

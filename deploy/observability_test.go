@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,13 +16,16 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+	"gopkg.in/yaml.v3"
 
 	"svcbridge/metrics"
+	"svcbridge/metrics/promtest"
 	"svcbridge/store"
 )
 
 const (
 	alertsFile    = "observability/alerts.yaml"
+	alertTests    = "observability/alerts.test.yaml"
 	dashboardFile = "observability/dashboard.json"
 	runbookFile   = "../docs/runbook.md"
 )
@@ -170,6 +174,60 @@ func TestAlertRules(t *testing.T) {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("%s has no alert %s (has %v)", alertsFile, want, alerts)
 		}
+	}
+}
+
+// TestAlertRuleUnitTests runs promtool's unit tests of the rules
+// (observability/alerts.test.yaml, beside the rule file the chart
+// includes): each alert fires on the series that must fire it, with its
+// annotations rendered as written there, and stays quiet on the series
+// that must not. Every alert has both kinds of case.
+func TestAlertRuleUnitTests(t *testing.T) {
+	b, err := os.ReadFile(alertTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		RuleFiles []string `yaml:"rule_files"`
+		Tests     []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(b, &file); err != nil {
+		t.Fatalf("%s: %v", alertTests, err)
+	}
+	if !slices.Equal(file.RuleFiles, []string{filepath.Base(alertsFile)}) {
+		t.Errorf("%s tests %v, want the chart's rules through %s", alertTests, file.RuleFiles, alertsFile)
+	}
+	fires, quiet := map[string]bool{}, map[string]bool{}
+	for _, tc := range file.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				quiet[a.Alertname] = true
+			}
+		}
+	}
+	rules, err := os.ReadFile(alertsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range parseRules(t, alertsFile, rules).Groups {
+		for _, r := range g.Rules {
+			if !fires[r.Alert] || !quiet[r.Alert] {
+				t.Errorf("%s: %s has a case that fires it: %v, one that must not: %v; want both", alertTests, r.Alert, fires[r.Alert], quiet[r.Alert])
+			}
+		}
+	}
+
+	cmd := exec.Command(promtest.Tool(t, "promtool"), "test", "rules", filepath.Base(alertTests))
+	cmd.Dir = filepath.Dir(alertTests)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules %s: %v\n%s", alertTests, err, out)
 	}
 }
 

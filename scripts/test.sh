@@ -41,8 +41,19 @@ ensure_chromium() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 }
 
+# Debian's Prometheus for the alert rules' unit tests (promtool, deploy's
+# TestAlertRuleUnitTests) and the scrape of a running svcbridge
+# (systemtest's TestPrometheus*). About 40 MB; the package's own service
+# does not start where there is no init system, and the tests run their own.
+ensure_prometheus() {
+  if [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; then return; fi
+  echo "== installing Prometheus (apt)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+}
+
 ensure_postgres
 ensure_chromium
+ensure_prometheus
 
 # A real kube-apiserver and etcd for the Kubernetes tests (built once per
 # machine from the Go module proxy, cached outside the repo).
