@@ -454,14 +454,19 @@ func planServices(src, dst []wire.Service, agents, microservices map[string]bool
 			}
 			continue
 		}
+		// A port the service keeps stays its own while it waits in
+		// conflict too: a later import must not find it given away.
+		keeps := moveReason(s) == ""
+		if keeps {
+			used[s.BridgePort] = true
+		}
 		if reason := dependencyConflict(want, agents, microservices); reason != "" {
 			step.Action, step.Reason = Conflict, reason
 			continue
 		}
 		step.Action = Create
-		if moveReason(s) == "" {
+		if keeps {
 			step.Port = &Port{Source: s.BridgePort, Port: s.BridgePort}
-			used[s.BridgePort] = true
 		}
 	}
 	// Then the ports that move, to the first ports nothing holds or keeps.
