@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,7 +59,8 @@ or unchanged. The controller's token is sent to it only, and never printed.
 			if err != nil {
 				return err
 			}
-			ports, err := importer.ParsePorts(portRange)
+			prefix := setting(tagPrefix, "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag")
+			ports, err := importer.ParsePorts(setting(portRange, "BRIDGE_PORTS_RANGE", "10024-65535"))
 			if err != nil {
 				return &ExitError{Code: ExitOther, Err: fmt.Errorf("--bridge-ports-range: %w", err)}
 			}
@@ -75,7 +77,7 @@ or unchanged. The controller's token is sent to it only, and never printed.
 			if err != nil {
 				return err
 			}
-			plan := importer.NewPlan(read, held, importer.Settings{TagPrefix: tagPrefix, BridgePorts: ports})
+			plan := importer.NewPlan(read, held, importer.Settings{TagPrefix: prefix, BridgePorts: ports})
 			w := &importWriter{c: client, out: cmd.OutOrStdout(), dryRun: dryRun}
 			return w.apply(ctx, plan)
 		}),
@@ -85,18 +87,17 @@ or unchanged. The controller's token is sent to it only, and never printed.
 	cmd.Flags().StringVar(&token, "from-token", "", "the controller's bearer token (an access token of its users)")
 	cmd.Flags().StringVar(&tokenFile, "from-token-file", "", "a file holding the controller's bearer token")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and write nothing")
-	cmd.Flags().StringVar(&tagPrefix, "tag-prefix", envOr("SERVICE_ANNOTATION_TAG", "service.iofog.org/tag"),
-		"the svcbridge installation's SERVICE_ANNOTATION_TAG (env SERVICE_ANNOTATION_TAG)")
-	cmd.Flags().StringVar(&portRange, "bridge-ports-range", envOr("BRIDGE_PORTS_RANGE", "10024-65535"),
-		"the svcbridge installation's BRIDGE_PORTS_RANGE (env BRIDGE_PORTS_RANGE)")
+	cmd.Flags().StringVar(&tagPrefix, "tag-prefix", "",
+		"the svcbridge installation's SERVICE_ANNOTATION_TAG (env SERVICE_ANNOTATION_TAG; default service.iofog.org/tag)")
+	cmd.Flags().StringVar(&portRange, "bridge-ports-range", "",
+		"the svcbridge installation's BRIDGE_PORTS_RANGE (env BRIDGE_PORTS_RANGE; default 10024-65535)")
 	return cmd
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
+// setting is a flag's value, else the environment's, else def: the
+// server's settings resolve alike. Help shows def only.
+func setting(flag, env, def string) string {
+	return cmp.Or(flag, os.Getenv(env), def)
 }
 
 // ---- the source: read only ----
