@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -212,13 +213,18 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		fail(c, err)
 		return
 	}
+	requested, err := requestedBridgePort(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	var svc service.Service
 	var preview []wire.DistributionEntry
 	// Creates beyond the slots wait here, not in transactions holding
 	// connections that reads and the reconciles need. The slot is the
 	// transaction's only: starting the workflow after it waits on
 	// Temporal, not on other creates.
-	err := s.createSlot(func() error {
+	err = s.createSlot(func() error {
 		return s.inTx(c, func(tx *store.Tx) error {
 			// From spec on every attempt: a retried transaction must not start
 			// from what a failed one resolved or read back.
@@ -230,10 +236,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			if err != nil {
 				return err
 			}
-			port, err := tx.AllocateBridgePort(ctx, s.BridgePorts)
-			if errors.Is(err, store.ErrNoBridgePort) {
-				return apiErr(http.StatusConflict, "ConflictError", "No bridge port available in range for %s", s.BridgePortsRaw)
-			}
+			port, err := s.bridgePort(ctx, tx, requested)
 			if err != nil {
 				return err
 			}
@@ -255,6 +258,8 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	})
 	if store.IsConflict(err, store.ServiceNameKey) {
 		err = conflict("Service with name %s already exists", spec.Name)
+	} else if store.IsConflict(err, store.ServiceBridgePortKey) && requested != nil {
+		err = bridgePortTaken(*requested, "")
 	}
 	if err != nil {
 		fail(c, err)
@@ -264,6 +269,51 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	v := s.views(ctx, svc)[0]
 	v.Distribution = preview // a dry run's; nil, so absent, otherwise
 	c.JSON(http.StatusCreated, v)
+}
+
+// requestedBridgePort is the create's ?bridgePort=, the port the client
+// asks for (an import keeping the port its consumers use); nil when absent.
+func requestedBridgePort(c *gin.Context) (*int, error) {
+	raw, ok := c.GetQuery("bridgePort")
+	if !ok {
+		return nil, nil
+	}
+	port, err := strconv.Atoi(raw)
+	if err != nil || strconv.Itoa(port) != raw {
+		return nil, badRequest("Query parameter 'bridgePort' must be an integer, not %q", raw)
+	}
+	return &port, nil
+}
+
+// bridgePort assigns a new service's bridge port: the one requested when
+// it is in the range and free (else a 400 or 409 naming it), otherwise
+// the first free one.
+func (s *Server) bridgePort(ctx context.Context, tx *store.Tx, requested *int) (int, error) {
+	if requested != nil {
+		err := tx.ClaimBridgePort(ctx, s.BridgePorts, *requested)
+		var taken *store.BridgePortTakenError
+		switch {
+		case errors.Is(err, store.ErrBridgePortOutOfRange):
+			return 0, badRequest("Requested bridgePort %d is outside the bridge port range %s", *requested, s.BridgePortsRaw)
+		case errors.As(err, &taken):
+			return 0, bridgePortTaken(taken.Port, taken.Service)
+		}
+		return *requested, err
+	}
+	port, err := tx.AllocateBridgePort(ctx, s.BridgePorts)
+	if errors.Is(err, store.ErrNoBridgePort) {
+		return 0, apiErr(http.StatusConflict, "ConflictError", "No bridge port available in range for %s", s.BridgePortsRaw)
+	}
+	return port, err
+}
+
+// bridgePortTaken is the 409 of a requested port another service holds
+// (by "": a create committed meanwhile).
+func bridgePortTaken(port int, by string) *Error {
+	if by == "" {
+		return apiErr(http.StatusConflict, "ConflictError", "Requested bridgePort %d is taken by another service", port)
+	}
+	return apiErr(http.StatusConflict, "ConflictError", "Requested bridgePort %d is taken by service %s", port, by)
 }
 
 // createSlot runs f holding one of the process's concurrentCreates slots.

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1373,4 +1374,85 @@ func TestServicesLinkTheirWorkflow(t *testing.T) {
 			t.Errorf("workflowURL(%q, %q, %q) = %q, want %q", c.ui, c.ns, c.id, got, c.want)
 		}
 	}
+}
+
+// TestServiceCreateOnARequestedBridgePort: ?bridgePort= gives the new
+// service that port when it is in the range and free; a port outside the
+// range is a 400 and a held one a 409, each naming the port and storing
+// nothing. Of parallel creates asking for one port at most one gets it,
+// and creates that allocate beside them all succeed.
+func TestServiceCreateOnARequestedBridgePort(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		p := newPlanes(t, dialect, func(o *Options) {
+			o.BridgePorts, o.BridgePortsRaw = store.PortRange{First: 20000, Last: 20099}, "20000-20099"
+		})
+		newInventory(t, p.remote)
+		ext := func(name string) map[string]any {
+			return map[string]any{"name": name, "type": "external", "resource": "vendor.example.com", "targetPort": 443}
+		}
+		if s := decodeService(t, p.remote.JSON(http.MethodPost, servicesPath+"?bridgePort=20050", ext("a")).Want(http.StatusCreated)); s.BridgePort != 20050 {
+			t.Fatalf("a got port %d, want the requested 20050", s.BridgePort)
+		}
+		if s := createService(t, p.remote, ext("b")); s.BridgePort != 20000 {
+			t.Fatalf("b got port %d, want the first free 20000", s.BridgePort)
+		}
+		doc := "kind: Service\nmetadata:\n  name: y\nspec:\n  type: external\n  resource: y.example.com\n  targetPort: 443\n"
+		if s := decodeService(t, p.remote.Upload(http.MethodPost, servicesPath+"/yaml?bridgePort=20051", "service", doc).Want(http.StatusCreated)); s.BridgePort != 20051 {
+			t.Fatalf("y got port %d, want the requested 20051", s.BridgePort)
+		}
+
+		p.rec.Reset()
+		before := snapshot(t, p.st)
+		p.remote.JSON(http.MethodPost, servicesPath+"?bridgePort=20050", ext("c")).
+			WantError(http.StatusConflict, "ConflictError", "Requested bridgePort 20050 is taken by service a")
+		p.remote.JSON(http.MethodPost, servicesPath+"?bridgePort=10024", ext("c")).
+			WantError(http.StatusBadRequest, "ValidationError", "Requested bridgePort 10024 is outside the bridge port range 20000-20099")
+		p.remote.JSON(http.MethodPost, servicesPath+"?bridgePort=x", ext("c")).
+			WantError(http.StatusBadRequest, "ValidationError", `Query parameter 'bridgePort' must be an integer, not "x"`)
+		p.remote.JSON(http.MethodPost, servicesPath+"?bridgePort=20060&dryRun=true", ext("c")).Want(http.StatusCreated)
+		if after := snapshot(t, p.st); after != before || p.rec.Calls() != 0 {
+			t.Fatalf("refused creates changed the store or triggered a reconcile:\nbefore %s\nafter  %s", before, after)
+		}
+
+		const n = 6
+		var asked, allocated []*testResponse
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			asked = p.remote.PostAtOnce(servicesPath+"?bridgePort=20001", n, func(i int) string {
+				return fmt.Sprintf(`{"name":"asked-%d","type":"external","resource":"v.example.com","targetPort":443}`, i)
+			})
+		})
+		wg.Go(func() {
+			allocated = p.remote.PostAtOnce(servicesPath, n, func(i int) string {
+				return fmt.Sprintf(`{"name":"free-%d","type":"external","resource":"v.example.com","targetPort":443}`, i)
+			})
+		})
+		wg.Wait()
+		won := 0
+		for _, r := range asked {
+			if r.Status == http.StatusCreated {
+				won++
+				continue
+			}
+			r.Want(http.StatusConflict)
+			if msg := r.Map()["message"]; !strings.HasPrefix(fmt.Sprint(msg), "Requested bridgePort 20001 is taken by ") {
+				t.Fatalf("a losing request answered %v", msg)
+			}
+		}
+		for _, r := range allocated {
+			decodeService(t, r.Want(http.StatusCreated))
+		}
+		ports := map[int]string{}
+		for _, s := range listServices(t, p.remote) {
+			if other, dup := ports[s.BridgePort]; dup {
+				t.Fatalf("services %s and %s share bridge port %d", other, s.Name, s.BridgePort)
+			}
+			ports[s.BridgePort] = s.Name
+		}
+		// An allocation may commit 20001 before any claim: then every
+		// claim loses to it.
+		if holder := ports[20001]; won != 1 && !strings.HasPrefix(holder, "free-") || won == 1 && !strings.HasPrefix(holder, "asked-") {
+			t.Fatalf("%d creates asking for 20001 succeeded; it is held by %q", won, holder)
+		}
+	})
 }

@@ -442,7 +442,18 @@ func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte
 
 // CreateService creates a service from its JSON fields.
 func (c *Client) CreateService(ctx context.Context, fields map[string]any) (Service, error) {
-	_, body, err := c.sendJSON(ctx, http.MethodPost, "/api/v3/services", fields, nil)
+	return c.createService(ctx, "/api/v3/services", fields)
+}
+
+// CreateServiceOnPort creates a service on the bridge port it asks for
+// (?bridgePort=): a 400 or 409 names the port when it is outside the
+// range or taken.
+func (c *Client) CreateServiceOnPort(ctx context.Context, fields map[string]any, bridgePort int) (Service, error) {
+	return c.createService(ctx, withQuery("/api/v3/services", "bridgePort", strconv.Itoa(bridgePort)), fields)
+}
+
+func (c *Client) createService(ctx context.Context, path string, fields map[string]any) (Service, error) {
+	_, body, err := c.sendJSON(ctx, http.MethodPost, path, fields, nil)
 	if err != nil {
 		return Service{}, err
 	}
@@ -531,6 +542,12 @@ func (c *Client) CreateAgent(ctx context.Context, fields map[string]any) (Agent,
 		return Agent{}, err
 	}
 	return decodeAgent(body)
+}
+
+// PatchAgent changes the given fields of an agent.
+func (c *Client) PatchAgent(ctx context.Context, ref string, fields map[string]any) error {
+	_, _, err := c.sendJSON(ctx, http.MethodPatch, "/api/v3/agents/"+esc(ref), fields, nil)
+	return err
 }
 
 // DeleteAgent deletes an agent.

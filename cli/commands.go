@@ -71,15 +71,15 @@ type Embedded struct {
 }
 
 // Commands returns the client commands for the root command: apply, get,
-// describe, delete, reconcile, status, bench, login, version, diff and
-// preview.
+// describe, delete, reconcile, status, bench, login, version, diff,
+// preview, events, config and import.
 func Commands(o Options) []*cobra.Command {
 	if o.Exit == nil {
 		o.Exit = os.Exit
 	}
 	return []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
-		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o),
+		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o), importCmd(o),
 	}
 }
 

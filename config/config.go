@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"svcbridge/api"
+	"svcbridge/importer"
 	"svcbridge/kube"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -379,11 +380,6 @@ func port(s string) (int, error) {
 
 // ParsePortRange reads "first-last", both inclusive, 1 <= first <= last <= 65535.
 func ParsePortRange(s string) (store.PortRange, error) {
-	a, b, ok := strings.Cut(s, "-")
-	first, err1 := strconv.Atoi(strings.TrimSpace(a))
-	last, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || first < 1 || last > 65535 || first > last {
-		return store.PortRange{}, fmt.Errorf("%q is not a port range such as 10024-65535", s)
-	}
-	return store.PortRange{First: first, Last: last}, nil
+	r, err := importer.ParsePorts(s)
+	return store.PortRange{First: r.First, Last: r.Last}, err
 }

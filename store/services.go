@@ -136,6 +136,23 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 // PortRange is an inclusive range of bridge ports.
 type PortRange struct{ First, Last int }
 
+// Contains reports whether port is in the range.
+func (r PortRange) Contains(port int) bool { return r.First <= port && port <= r.Last }
+
+// ErrBridgePortOutOfRange means a requested bridge port is outside the
+// range; a *BridgePortTakenError that another service holds it.
+var ErrBridgePortOutOfRange = fmt.Errorf("requested bridge port outside the range")
+
+// BridgePortTakenError is a requested bridge port that Service holds.
+type BridgePortTakenError struct {
+	Port    int
+	Service string
+}
+
+func (e *BridgePortTakenError) Error() string {
+	return fmt.Sprintf("bridge port %d is taken by service %s", e.Port, e.Service)
+}
+
 // Advisory lock keys of the bridge-port allocation (one-key form).
 const (
 	// floorLock guards the floor: a create raises it only when no other
@@ -190,6 +207,32 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 		}
 		from = port + 1
 	}
+}
+
+// ClaimBridgePort takes port, which a client asked for, for the service the
+// transaction inserts: a port of the range that no service holds. On
+// PostgreSQL it holds the port's claim until the transaction ends, waiting
+// for a transaction in flight that holds it (an allocation, or another
+// claim) to end first, then reads whether it committed the port:
+// allocations skip a claimed port, so neither hands it out twice. The
+// unique index stays what makes ports unique.
+func (t *Tx) ClaimBridgePort(ctx context.Context, ports PortRange, port int) error {
+	if !ports.Contains(port) {
+		return ErrBridgePortOutOfRange
+	}
+	if t.dialect == Postgres {
+		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(CAST(? AS BIGINT) + ?)`, portLockBase, port); err != nil {
+			return err
+		}
+	}
+	var holders []string
+	if err := t.sel(ctx, &holders, `SELECT name FROM services WHERE bridge_port = ?`, port); err != nil {
+		return err
+	}
+	if len(holders) > 0 {
+		return &BridgePortTakenError{Port: port, Service: holders[0]}
+	}
+	return nil
 }
 
 // firstFreePort finds the first port from a floor up to the range's last

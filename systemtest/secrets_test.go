@@ -53,7 +53,7 @@ func assertNoSecret(t *testing.T, what, out string) {
 // TestHelpShowsNoSecret: --help of every role and CLI verb shows the
 // static defaults, not the environment.
 func TestHelpShowsNoSecret(t *testing.T) {
-	for _, cmd := range []string{"dev", "api", "worker", "migrate", "apply", "get", "describe", "delete", "reconcile", "status", "bench", "login", "version", "diff", "preview"} {
+	for _, cmd := range []string{"dev", "api", "worker", "migrate", "apply", "get", "describe", "delete", "reconcile", "status", "bench", "login", "version", "diff", "preview", "import"} {
 		args := strings.Fields(cmd + " --help")
 		out := runBinary(t, nil, args...)
 		if !strings.Contains(out, "Usage:") {
