@@ -106,7 +106,8 @@ type serviceJSON struct {
 var (
 	serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge",
 		"kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
-		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "placement"}
+		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "placement",
+		"resourceName", "defaultBridgeName"}
 	unsetKeys = []string{"servicePort", "k8sType"}
 )
 
