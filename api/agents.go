@@ -31,24 +31,37 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 	g.POST("/agents/:agent/token", s.rotateAgentToken)
 }
 
-// agentAnswer is a as the API answers it.
-func agentAnswer(a inventory.Agent) wire.Agent {
+// agentAnswer is a as the API answers it, its upstream routers named by n.
+func agentAnswer(a inventory.Agent, n names) wire.Agent {
 	return wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
-		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		UpstreamRouterNames: n.agentList(a.UpstreamRouters)}
+}
+
+// agentView is agentAnswer with the names read in tx.
+func agentView(ctx context.Context, tx *store.Tx, a inventory.Agent) (wire.Agent, error) {
+	var refs nameRefs
+	refs.agent(a)
+	n, err := readNames(ctx, tx, refs)
+	return agentAnswer(a, n), err
 }
 
 func (s *Server) listAgents(c *gin.Context) {
 	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
 		return txValue(s, c, (*store.Tx).ListAgents)
-	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(agentAnswer))
+	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(s, c, (*nameRefs).agent, agentAnswer))
 }
 
 func (s *Server) getAgent(c *gin.Context) {
-	a, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
-		return findAgent(ctx, tx, c.Param("agent"))
+	v, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (wire.Agent, error) {
+		a, err := findAgent(ctx, tx, c.Param("agent"))
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		return agentView(ctx, tx, a)
 	})
 	if ok {
-		c.JSON(http.StatusOK, agentAnswer(a))
+		c.JSON(http.StatusOK, v)
 	}
 }
 
@@ -91,7 +104,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		return
 	}
 	ctx := c.Request.Context()
-	var out inventory.Agent
+	var out wire.Agent
 	err = s.inTx(c, func(tx *store.Tx) error {
 		if err := checkAgentRefs(ctx, tx, &a, nil); err != nil {
 			return err
@@ -106,8 +119,11 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		}
 		// Read back so the answer equals a later GET (the database
 		// rounds timestamps).
-		var err error
-		out, err = tx.GetAgent(ctx, a.UUID)
+		stored, err := tx.GetAgent(ctx, a.UUID)
+		if err != nil {
+			return err
+		}
+		out, err = agentView(ctx, tx, stored)
 		return err
 	})
 	if err != nil {
@@ -115,7 +131,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		return
 	}
 	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
-	c.JSON(http.StatusCreated, wire.CreatedAgent{Agent: agentAnswer(out), Token: token})
+	c.JSON(http.StatusCreated, wire.CreatedAgent{Agent: out, Token: token})
 }
 
 func (s *Server) patchAgent(c *gin.Context) {
@@ -126,6 +142,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 	ref := c.Param("agent")
 	ctx := c.Request.Context()
 	var a, out inventory.Agent
+	var view wire.Agent
 	var dependents []string
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := findAgent(ctx, tx, ref)
@@ -140,7 +157,10 @@ func (s *Server) patchAgent(c *gin.Context) {
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
-		dependents, err = dependentServices(ctx, tx, old, out)
+		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
+			return err
+		}
+		view, err = agentView(ctx, tx, out)
 		return err
 	})
 	if err != nil {
@@ -148,7 +168,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, agentAnswer(out))
+	c.JSON(http.StatusOK, view)
 }
 
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
@@ -161,6 +181,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 	ctx := c.Request.Context()
 	var exists bool
 	var a, out inventory.Agent
+	var view wire.Agent
 	var dependents []string
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetAgent(ctx, *in.Name)
@@ -181,7 +202,10 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
-		dependents, err = dependentServices(ctx, tx, old, out)
+		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
+			return err
+		}
+		view, err = agentView(ctx, tx, out)
 		return err
 	})
 	if err != nil {
@@ -195,7 +219,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
-	c.JSON(http.StatusOK, agentAnswer(out))
+	c.JSON(http.StatusOK, view)
 }
 
 // updateAgent validates a (old changed) and writes it in tx, returning the
@@ -429,10 +453,10 @@ func (in agentInput) apply(base inventory.Agent) inventory.Agent {
 }
 
 // agentFields are the keys an agent JSON document may carry: what the
-// decoder reads, plus createdAt and updatedAt, which GET answers (accepted
-// and ignored, so a GET answer can be sent back).
+// decoder reads, plus createdAt, updatedAt and upstreamRouterNames, which
+// GET answers (accepted and ignored, so a GET answer can be sent back).
 var agentFields = document.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
-	"defaultRouter", "createdAt", "updatedAt")
+	"defaultRouter", "createdAt", "updatedAt", "upstreamRouterNames")
 
 // decodeAgentJSON reads the fields of an agent; other keys are refused.
 func decodeAgentJSON(body []byte) (agentInput, error) {

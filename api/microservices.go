@@ -26,12 +26,20 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 	g.DELETE("/microservices/:uuid", s.deleteMicroservice)
 }
 
-// microserviceAnswer is m as the API answers it: svcbridge's fields and
-// the reference controller's.
-func microserviceAnswer(m inventory.Microservice) wire.Microservice {
+// microserviceAnswer is m as the API answers it: svcbridge's fields, its
+// agent named by n, and the reference controller's.
+func microserviceAnswer(m inventory.Microservice, n names) wire.Microservice {
 	return wire.Microservice{UUID: m.UUID, Application: m.Application, Name: m.Name, Agent: m.AgentUUID,
 		HostNetworkMode: m.HostNetworkMode, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
-		IofogMicroservice: iofogMicroservice(m)}
+		AgentName: n.agent(m.AgentUUID), IofogMicroservice: iofogMicroservice(m)}
+}
+
+// microserviceView is microserviceAnswer with the names read in tx.
+func microserviceView(ctx context.Context, tx *store.Tx, m inventory.Microservice) (wire.Microservice, error) {
+	var refs nameRefs
+	refs.microservice(m)
+	n, err := readNames(ctx, tx, refs)
+	return microserviceAnswer(m, n), err
 }
 
 func microserviceKey(m inventory.Microservice) []string { return []string{m.Application, m.Name} }
@@ -67,7 +75,7 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		return ofApplication(all, app)
 	}
 	// The reference's shape: {"microservices": [...]} (wire.MicroserviceList).
-	serveListIn(s, c, "microservices", readList, microserviceKey, showEach(microserviceAnswer))
+	serveListIn(s, c, "microservices", readList, microserviceKey, showEach(s, c, (*nameRefs).microservice, microserviceAnswer))
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.
@@ -80,11 +88,15 @@ func findMicroservice(ctx context.Context, tx *store.Tx, id string) (inventory.M
 }
 
 func (s *Server) getMicroservice(c *gin.Context) {
-	m, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Microservice, error) {
-		return findMicroservice(ctx, tx, c.Param("uuid"))
+	v, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (wire.Microservice, error) {
+		m, err := findMicroservice(ctx, tx, c.Param("uuid"))
+		if err != nil {
+			return wire.Microservice{}, err
+		}
+		return microserviceView(ctx, tx, m)
 	})
 	if ok {
-		c.JSON(http.StatusOK, microserviceAnswer(m))
+		c.JSON(http.StatusOK, v)
 	}
 }
 
@@ -219,7 +231,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	var out inventory.Microservice
+	var out wire.Microservice
 	err := s.inTx(c, func(tx *store.Tx) error {
 		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
 			return err
@@ -232,8 +244,11 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		if err := tx.CreateMicroservice(ctx, &m); err != nil {
 			return err
 		}
-		var err error
-		out, err = tx.GetMicroservice(ctx, m.UUID)
+		stored, err := tx.GetMicroservice(ctx, m.UUID)
+		if err != nil {
+			return err
+		}
+		out, err = microserviceView(ctx, tx, stored)
 		return err
 	})
 	if err != nil {
@@ -241,7 +256,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 		return
 	}
 	// Nothing refers to a new microservice yet, so nothing to reconcile.
-	c.JSON(http.StatusCreated, microserviceAnswer(out))
+	c.JSON(http.StatusCreated, out)
 }
 
 func (s *Server) patchMicroservice(c *gin.Context) {
@@ -251,7 +266,8 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 	}
 	id := c.Param("uuid")
 	ctx := c.Request.Context()
-	var old, m, out inventory.Microservice
+	var old, m inventory.Microservice
+	var out wire.Microservice
 	var services []string
 	err := s.inTx(c, func(tx *store.Tx) error {
 		var err error
@@ -274,7 +290,11 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		if services, err = tx.ServicesOfMicroservice(ctx, m.UUID); err != nil {
 			return err
 		}
-		out, err = tx.GetMicroservice(ctx, m.UUID)
+		stored, err := tx.GetMicroservice(ctx, m.UUID)
+		if err != nil {
+			return err
+		}
+		out, err = microserviceView(ctx, tx, stored)
 		return err
 	})
 	if err != nil {
@@ -292,7 +312,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsChanged(rctx, agents...))
 	}
-	c.JSON(http.StatusOK, microserviceAnswer(out))
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) deleteMicroservice(c *gin.Context) {

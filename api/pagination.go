@@ -97,14 +97,23 @@ func continueToken(key []string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// showEach is serveList's show of answer, applied to each item.
-func showEach[T, A any](answer func(T) A) func([]T) func(int) any {
-	return func(items []T) func(int) any {
+// showEach is serveList's show of answer, applied to each item, with the
+// names of what the items refer to (refer adds those of one).
+func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), answer func(T, names) A) func([]T) (func(int) any, error) {
+	return func(items []T) (func(int) any, error) {
+		var refs nameRefs
+		for _, it := range items {
+			refer(&refs, it)
+		}
+		n, err := s.readNamesOf(c, refs)
+		if err != nil {
+			return nil, err
+		}
 		var a A
 		return func(i int) any {
-			a = answer(items[i])
+			a = answer(items[i], n)
 			return &a
-		}
+		}, nil
 	}
 }
 
@@ -129,17 +138,17 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
 // watch). Items are sorted by key; show(page)(i) is how the page's item i
-// is shown, encoded before the next is asked for (so it may reuse memory). read may
+// is shown (show may read what the page refers to), encoded before the next is asked for (so it may reuse memory). read may
 // narrow what it reads to the page it is given (at least its limit+1 items
 // after its key, when there are that many); a watch reads everything.
 // A bad query is a 400.
-func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) func(int) any) {
+func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int) any, error)) {
 	serveListIn(s, c, "", read, key, show)
 }
 
 // serveListIn is serveList answering the page as {"<field>": [...]}, as
 // the reference controller lists some kinds; "" answers the bare array.
-func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) func(int) any) {
+func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int) any, error)) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -155,7 +164,10 @@ func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.
 			if err != nil {
 				return nil, err
 			}
-			shown := show(items)
+			shown, err := show(items)
+			if err != nil {
+				return nil, err
+			}
 			out := make([]watchItem, len(items))
 			for i, it := range items {
 				k, _ := json.Marshal(key(it))
@@ -178,7 +190,12 @@ func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.
 	if next != "" {
 		c.Header(ContinueHeader, next)
 	}
-	writeJSONArray(c, field, len(page), show(page))
+	shown, err := show(page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	writeJSONArray(c, field, len(page), shown)
 }
 
 // writeJSONArray answers n items as c.JSON would answer them as a list

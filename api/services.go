@@ -29,14 +29,19 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 	g.GET("/services/:name/distribution", s.previewDistribution)
 }
 
-// views shows svcs as the API answers them (see view).
-func (s *Server) views(ctx context.Context, svcs ...service.Service) []wire.Service {
-	note := s.waitNote(ctx, svcs)
-	out := make([]wire.Service, len(svcs))
-	for i, svc := range svcs {
-		out[i] = s.view(svc, note)
+// serviceView is svc as the API answers it (see view), its references
+// named by n.
+func (s *Server) serviceView(ctx context.Context, svc service.Service, n names) wire.Service {
+	return s.view(svc, n, s.waitNote(ctx, []service.Service{svc}))
+}
+
+// serviceNames reads the names of what svcs refer to.
+func serviceNames(ctx context.Context, tx *store.Tx, svcs ...service.Service) (names, error) {
+	var refs nameRefs
+	for _, svc := range svcs {
+		refs.service(svc)
 	}
-	return out
+	return readNames(ctx, tx, refs)
 }
 
 // waits reports whether svc waits for a worker's reconcile.
@@ -55,8 +60,8 @@ func (s *Server) waitNote(ctx context.Context, svcs []service.Service) string {
 }
 
 // view is svc as the API answers it, with note when it waits.
-func (s *Server) view(svc service.Service, note string) wire.Service {
-	v := s.serviceAnswer(svc)
+func (s *Server) view(svc service.Service, n names, note string) wire.Service {
+	v := s.serviceAnswer(svc, n)
 	if waits(svc) {
 		v.ProvisioningMessage = note
 	}
@@ -65,7 +70,7 @@ func (s *Server) view(svc service.Service, note string) wire.Service {
 
 // serviceAnswer is svc as the API answers it, with where its objects go
 // as service.Place decided it: clients need not work it out again.
-func (s *Server) serviceAnswer(svc service.Service) wire.Service {
+func (s *Server) serviceAnswer(svc service.Service, n names) wire.Service {
 	var k8s json.RawMessage
 	if svc.Kubernetes != nil {
 		k8s, _ = json.Marshal(svc.Kubernetes) // strings, lists and maps: cannot fail
@@ -78,7 +83,9 @@ func (s *Server) serviceAnswer(svc service.Service) wire.Service {
 		Generation: svc.Generation, ObservedGeneration: svc.ObservedGeneration,
 		ReconcileRequest: svc.ReconcileRequest, ObservedReconcileRequest: svc.ObservedReconcileRequest,
 		CreatedAt: svc.CreatedAt, UpdatedAt: svc.UpdatedAt,
-		Placement:   &wire.Placement{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite},
+		Placement: &wire.Placement{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite,
+			ConnectorAgentName: n.agent(svc.Placement.ConnectorSite), HubAgentName: n.agent(svc.Placement.HubSite)},
+		ResourceName: n.resource(svc.Spec), DefaultBridgeName: n.bridge(svc.Spec),
 		WorkflowRef: s.workflowRef(svc.Name),
 	}
 }
@@ -106,14 +113,22 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) func(int) any {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (func(int) any, error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
+		var refs nameRefs
+		for _, svc := range page {
+			refs.service(svc)
+		}
+		n, err := s.readNamesOf(c, refs)
+		if err != nil {
+			return nil, err
+		}
 		note := s.waitNote(c.Request.Context(), page)
 		var v wire.Service // one at a time: a whole list is thousands
 		return func(i int) any {
-			v = s.view(page[i], note)
+			v = s.view(page[i], n, note)
 			return shown(&v)
-		}
+		}, nil
 	})
 }
 
@@ -162,8 +177,12 @@ func (s *Server) getService(c *gin.Context) {
 	name := c.Param("name")
 	var svc service.Service
 	var dist []wire.DistributionEntry
+	var n names
 	err := s.readTx(c, func(tx *store.Tx) (err error) {
 		if svc, err = lookupService(ctx, tx, name); err != nil {
+			return err
+		}
+		if n, err = serviceNames(ctx, tx, svc); err != nil {
 			return err
 		}
 		dist, err = s.serviceDistribution(ctx, tx, svc)
@@ -176,7 +195,7 @@ func (s *Server) getService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	v := s.views(ctx, svc)[0]
+	v := s.serviceView(ctx, svc, n)
 	v.Distribution = dist
 	c.JSON(http.StatusOK, shown(&v))
 }
@@ -220,6 +239,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 	}
 	var svc service.Service
 	var preview []wire.DistributionEntry
+	var n names
 	// Creates beyond the slots wait here, not in transactions holding
 	// connections that reads and the reconciles need. The slot is the
 	// transaction's only: starting the workflow after it waits on
@@ -247,6 +267,9 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			if err := tx.InsertService(ctx, &svc); err != nil {
 				return err
 			}
+			if n, err = serviceNames(ctx, tx, svc); err != nil {
+				return err
+			}
 			if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
 				Generation: svc.Generation, Message: fmt.Sprintf("created with bridge port %d", svc.BridgePort)}); err != nil || !isDryRun(ctx) {
 				return err
@@ -266,7 +289,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceCreated(reconcileCtx(c), svc.Name))
-	v := s.views(ctx, svc)[0]
+	v := s.serviceView(ctx, svc, n)
 	v.Distribution = preview // a dry run's; nil, so absent, otherwise
 	c.JSON(http.StatusCreated, v)
 }
@@ -376,6 +399,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 	name := c.Param("name")
 	var svc service.Service
 	var preview []wire.DistributionEntry
+	var n names
 	unchanged := false
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetService(ctx, name)
@@ -429,6 +453,9 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 			return nil
 		}
 		// A dry run answers the service as a GET does, with its distribution.
+		if n, err = serviceNames(ctx, tx, svc); err != nil {
+			return err
+		}
 		preview, err = s.serviceDistribution(ctx, tx, svc)
 		return err
 	})
@@ -440,7 +467,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(reconcileCtx(c), name))
 	}
 	if isDryRun(ctx) {
-		v := s.views(ctx, svc)[0]
+		v := s.serviceView(ctx, svc, n)
 		v.Distribution = preview
 		c.JSON(http.StatusOK, v)
 		return

@@ -107,7 +107,8 @@ type serviceJSON struct {
 var (
 	serviceKeys = []string{"name", "tags", "type", "resource", "targetPort", "defaultBridge",
 		"kubernetes", "bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError",
-		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "placement"}
+		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "placement",
+		"resourceName", "defaultBridgeName"}
 	unsetKeys = []string{"servicePort", "k8sType"}
 )
 
@@ -462,7 +463,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"bridge unknown", remote, create(svcBody(ms, "defaultBridge", "nope")), 400, validation, "Invalid router 'nope'"},
 			{"bridge without router", remote, create(svcBody(ms, "defaultBridge", "sensor")), 400, validation, "Invalid router 'sensor'"},
 			{"bridge not connected", remote, create(svcBody(agent, "resource", "plant-b", "defaultBridge", "core")), 400, validation, "Invalid router connection, router core is not connected to plant-b"},
-			{"bridge by uuid not connected", remote, create(svcBody(ms, "resource", "orders/checkout-v2", "defaultBridge", f.core.UUID)), 400, validation, "Invalid router connection, router " + f.core.UUID + " is not connected to plant-b"},
+			{"bridge by uuid not connected", remote, create(svcBody(ms, "resource", "orders/checkout-v2", "defaultBridge", f.core.UUID)), 400, validation, "Invalid router connection, router core is not connected to plant-b"},
 			{"bridge is the backend itself", remote, create(svcBody(agent, "defaultBridge", "plant-a")), 400, validation, "Invalid router connection, router plant-a is not connected to plant-a"},
 			{"backend without router before bridge", remote, create(svcBody(agent, "resource", "sensor", "defaultBridge", "core")), 400, validation, "Agent sensor has routerMode none: " + msgNoRouter},
 
@@ -536,7 +537,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"PATCH tag not an annotation key", kube, update("lb", `{"tags":["bad key!: x"]}`), 400, validation, "Invalid tag 'bad key!: x': " + msgBadAnnotationKey},
 			{"PATCH resource unknown", remote, update("checkout", `{"resource":"orders/nope"}`), 400, validation, "Invalid microservice NAME 'orders/nope'"},
 			{"PATCH resource to an agent without router", remote, update("checkout", `{"resource":"shop/till"}`), 400, validation, "Agent sensor has routerMode none: " + msgNoRouter},
-			{"PATCH resource off the bridge", remote, update("ssh", `{"resource":"plant-b"}`), 400, validation, "Invalid router connection, router " + f.core.UUID + " is not connected to plant-b"},
+			{"PATCH resource off the bridge", remote, update("ssh", `{"resource":"plant-b"}`), 400, validation, "Invalid router connection, router core is not connected to plant-b"},
 			{"PATCH external resource not a host", remote, update("vendor", `{"resource":"not a host"}`), 400, validation, "Invalid resource 'not a host' for type external: must be a DNS name or an IP address"},
 			{"PATCH text/plain", remote, svcRawReq(patch, servicesPath+"/checkout", "text/plain", `{"targetPort":1}`), 400, validation, "Content-Type must be application/json"},
 			{"PATCH broken JSON", remote, update("checkout", `{"targetPort":`), 400, validation, "Invalid JSON: unexpected EOF"},

@@ -406,7 +406,7 @@ func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	} else if err != nil {
 		return "", err
 	}
-	if serviceUnchanged(ctx, c, d, cur) {
+	if serviceUnchanged(d, cur) {
 		return d.ref() + " unchanged", nil
 	}
 	would, err := c.ReplaceServiceYAML(ctx, d.name, d.body)
@@ -437,7 +437,7 @@ func dryRunDetail(c *Client, s Service) string {
 
 // serviceUnchanged reports whether the document matches the stored
 // service. Anything it cannot tell for sure counts as changed.
-func serviceUnchanged(ctx context.Context, c *Client, d document, cur Service) bool {
+func serviceUnchanged(d document, cur Service) bool {
 	var want serviceDoc
 	if err := d.node.Decode(&want); err != nil {
 		return false
@@ -458,30 +458,7 @@ func serviceUnchanged(ctx context.Context, c *Client, d document, cur Service) b
 	if bridge == "" {
 		bridge = "default-router"
 	}
-	needInventory := (s.Resource != cur.Resource && (s.Type == "microservice" || s.Type == "agent")) || bridge != cur.DefaultBridge
-	if needInventory {
-		inv, err := loadInventory(ctx, c, s.Type == "microservice")
-		if err != nil {
-			return false
-		}
-		if s.Resource != cur.Resource {
-			var id string
-			var ok bool
-			if s.Type == "microservice" {
-				id, ok = inv.msUUID(s.Resource)
-			} else {
-				id, ok = inv.agentUUID(s.Resource)
-			}
-			if !ok || id != cur.Resource {
-				return false
-			}
-		}
-		if bridge != cur.DefaultBridge {
-			if id, ok := inv.agentUUID(bridge); !ok || id != cur.DefaultBridge {
-				return false
-			}
-		}
-	} else if s.Resource != cur.Resource {
+	if !sameRef(s.Resource, cur.Resource, cur.ResourceName) || !sameRef(bridge, cur.DefaultBridge, cur.DefaultBridgeName) {
 		return false
 	}
 	// On a remote control plane the server sets servicePort to the bridge
@@ -494,6 +471,11 @@ func serviceUnchanged(ctx context.Context, c *Client, d document, cur Service) b
 	}
 	return true
 }
+
+// sameRef reports whether ref, as a document writes it, names what the
+// server stores as id and shows as name (by uuid or by name: requests take
+// either).
+func sameRef(ref, id, name string) bool { return ref == id || (name != "" && ref == name) }
 
 func equalPtr[T comparable](a, b *T) bool {
 	if a == nil || b == nil {
@@ -519,7 +501,7 @@ type agentDoc struct {
 
 func applyAgent(ctx context.Context, c *Client, d document) (string, error) {
 	if d.name != "" {
-		if cur, err := c.GetAgent(ctx, d.name); err == nil && cur.Name == d.name && agentUnchanged(ctx, c, d, cur) {
+		if cur, err := c.GetAgent(ctx, d.name); err == nil && cur.Name == d.name && agentUnchanged(d, cur) {
 			return d.ref() + " unchanged", nil
 		} else if err != nil && !NotFound(err) {
 			return "", err
@@ -539,7 +521,7 @@ func applyAgent(ctx context.Context, c *Client, d document) (string, error) {
 	return ref + " created", nil
 }
 
-func agentUnchanged(ctx context.Context, c *Client, d document, cur Agent) bool {
+func agentUnchanged(d document, cur Agent) bool {
 	var want agentDoc
 	if err := d.node.Decode(&want); err != nil {
 		return false
@@ -559,15 +541,12 @@ func agentUnchanged(ctx context.Context, c *Client, d document, cur Agent) bool 
 		!slices.Equal(tags, nonNil(cur.Tags)) || len(ups) != len(cur.UpstreamRouters) {
 		return false
 	}
-	if len(ups) == 0 {
-		return true
-	}
-	inv, err := loadInventory(ctx, c, false)
-	if err != nil {
-		return false
-	}
 	for i, ref := range ups {
-		if id, ok := inv.agentUUID(ref); !ok || id != cur.UpstreamRouters[i] {
+		name := ""
+		if i < len(cur.UpstreamRouterNames) {
+			name = cur.UpstreamRouterNames[i]
+		}
+		if !sameRef(ref, cur.UpstreamRouters[i], name) {
 			return false
 		}
 	}
@@ -599,14 +578,8 @@ func applyMicroservice(ctx context.Context, c *Client, d document) (string, erro
 			continue
 		}
 		fields := map[string]any{}
-		if agent != "" {
-			a, err := c.GetAgent(ctx, agent)
-			if err != nil && !NotFound(err) {
-				return "", err
-			}
-			if err != nil || a.UUID != m.Agent {
-				fields["agent"] = agent // the API explains an unknown agent
-			}
+		if agent != "" && !sameRef(agent, m.Agent, m.AgentName) {
+			fields["agent"] = agent // the API explains an unknown agent
 		}
 		if hostNet != nil && *hostNet != m.HostNetworkMode {
 			fields["hostNetworkMode"] = *hostNet

@@ -148,7 +148,7 @@ func (d describer) service(ctx context.Context, name string) error {
 	d.field("Type", s.Type)
 	d.field("Backend", inv.backendLong(s))
 	d.field("Tags", strings.Join(s.Tags, ", "))
-	d.field("Default bridge", inv.bridge(s))
+	d.field("Default bridge", bridge(s))
 	d.field("Bridge port", fmt.Sprint(s.BridgePort))
 	if s.ServicePort != nil {
 		d.field("Service port", fmt.Sprint(*s.ServicePort))
@@ -297,7 +297,6 @@ func (d describer) agent(ctx context.Context, name string) error {
 	if d.format != "" {
 		return printRaw(d.w, d.format, a.Raw)
 	}
-	inv, _ := loadInventory(ctx, d.c, false)
 	now := time.Now()
 	d.field("Name", a.Name)
 	d.field("UUID", a.UUID)
@@ -305,11 +304,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 	d.field("Host", a.Host)
 	d.field("Default router", yesNo(a.DefaultRouter))
 	d.field("Tags", strings.Join(a.Tags, ", "))
-	var ups []string
-	for _, u := range a.UpstreamRouters {
-		ups = append(ups, inv.agentName(u))
-	}
-	d.field("Upstream routers", strings.Join(ups, ", "))
+	d.field("Upstream routers", strings.Join(upstreamRouters(a), ", "))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", a.CreatedAt.Local().Format(time.RFC3339), age(a.CreatedAt, now)))
 	if a.RouterMode == "none" {
 		d.field("Open ports", "none (routerMode none: no router)")

@@ -13,8 +13,10 @@ import (
 // The documents `get -o json|yaml` prints are the documents apply reads
 // (kind, metadata, spec), so that its output applies unchanged, as
 // kubectl's does. What the server sets goes under status, which apply
-// drops before sending. The values stay the API's (uuids where it stores
-// uuids): apply resolves a uuid as it resolves a name.
+// drops before sending, as the server answers it. The spec names agents
+// and microservices as people write them, by the names the server sends
+// beside the uuids it stores (byName), so that an export reads like the
+// file it came from.
 
 // apiVersion heads every document, as the examples write it.
 const apiVersion = "iofog.org/v3"
@@ -111,6 +113,26 @@ func toDocument(kind string, fields object, metadataKeys, specKeys []string) ([]
 	return doc.MarshalJSON()
 }
 
+// byName shows each reference of fields by the name the server sends
+// beside it (refs: the reference's key, then its name's), and drops the
+// name's key. A reference the server sends no name for (an older server)
+// stays as it is: requests take uuids too.
+func byName(fields object, refs ...[2]string) object {
+	for _, r := range refs {
+		name := fields.get(r[1])
+		fields = slices.DeleteFunc(fields, func(f field) bool { return f.key == r[1] })
+		if len(name) == 0 || string(name) == `""` || string(name) == "null" {
+			continue
+		}
+		for i, f := range fields {
+			if f.key == r[0] {
+				fields[i].value = name
+			}
+		}
+	}
+	return fields
+}
+
 // Keys of each kind's spec, as apply reads them.
 var (
 	serviceSpecKeys      = []string{"type", "resource", "targetPort", "defaultBridge", "servicePort", "k8sType", "kubernetes"}
@@ -123,6 +145,7 @@ func serviceDocument(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	fields = byName(fields, [2]string{"resource", "resourceName"}, [2]string{"defaultBridge", "defaultBridgeName"})
 	return toDocument("Service", fields, []string{"name", "tags"}, serviceSpecKeys)
 }
 
@@ -131,6 +154,7 @@ func agentDocument(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	fields = byName(fields, [2]string{"upstreamRouters", "upstreamRouterNames"})
 	return toDocument("Agent", fields, []string{"name", "tags"}, agentSpecKeys)
 }
 
@@ -158,6 +182,7 @@ func microserviceDocument(raw []byte) ([]byte, error) {
 	var app, name string
 	json.Unmarshal(fields.get("application"), &app)
 	json.Unmarshal(fields.get("name"), &name)
+	fields = byName(fields, [2]string{"agent", "agentName"})
 	kept := slices.DeleteFunc(fields, func(f field) bool { return f.key == "application" || iofogMicroserviceKeys[f.key] })
 	for i, f := range kept {
 		if f.key == "name" {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,12 +263,11 @@ func printServices(ctx context.Context, c *Client, w io.Writer, names []string, 
 		}
 		return nil
 	}
-	inv, _ := loadInventory(ctx, c, true)
 	wide := format == "wide"
 	t := newTable(w, tableHeader(noHeaders, serviceHeader(wide)...)...)
 	now := time.Now()
 	for _, s := range svcs {
-		t.row(serviceRow(inv, s, wide, now)...)
+		t.row(serviceRow(s, wide, now)...)
 	}
 	return t.flush()
 }
@@ -280,10 +280,10 @@ func serviceHeader(wide bool) []string {
 	return header
 }
 
-func serviceRow(inv *inventory, s Service, wide bool, now time.Time) []string {
-	row := []string{s.Name, s.Type, inv.backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
+func serviceRow(s Service, wide bool, now time.Time) []string {
+	row := []string{s.Name, s.Type, backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
 	if wide {
-		row = append(row, strings.Join(s.Tags, ","), inv.bridge(s),
+		row = append(row, strings.Join(s.Tags, ","), bridge(s),
 			fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
 	}
 	return row
@@ -336,7 +336,7 @@ func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, form
 		t := newTable(w, tableHeader(lo.noHeaders, agentHeader(wide)...)...)
 		now := time.Now()
 		for _, a := range agents {
-			t.row(agentRow(inv, a, wide, now)...)
+			t.row(agentRow(a, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -390,7 +390,7 @@ func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []strin
 		t := newTable(w, tableHeader(lo.noHeaders, microserviceHeader(wide)...)...)
 		now := time.Now()
 		for _, m := range ms {
-			t.row(microserviceRow(inv, m, wide, now)...)
+			t.row(microserviceRow(m, wide, now)...)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -407,14 +407,10 @@ func agentHeader(wide bool) []string {
 	return header
 }
 
-func agentRow(inv *inventory, a Agent, wide bool, now time.Time) []string {
+func agentRow(a Agent, wide bool, now time.Time) []string {
 	row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
 	if wide {
-		var ups []string
-		for _, u := range a.UpstreamRouters {
-			ups = append(ups, inv.agentName(u))
-		}
-		row = append(row, a.UUID, strings.Join(ups, ","))
+		row = append(row, a.UUID, strings.Join(upstreamRouters(a), ","))
 	}
 	return row
 }
@@ -427,8 +423,8 @@ func microserviceHeader(wide bool) []string {
 	return header
 }
 
-func microserviceRow(inv *inventory, m Microservice, wide bool, now time.Time) []string {
-	row := []string{m.Application + "/" + m.Name, inv.agentName(m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
+func microserviceRow(m Microservice, wide bool, now time.Time) []string {
+	row := []string{m.Application + "/" + m.Name, cmp.Or(m.AgentName, m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
 	if wide {
 		row = append(row, m.UUID)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,17 +54,6 @@ func (inv *inventory) agentName(uuid string) string {
 	return uuid
 }
 
-// agentUUID resolves a name or uuid to the uuid; ok is false when unknown.
-func (inv *inventory) agentUUID(ref string) (string, bool) {
-	if a, ok := inv.agentByName[ref]; ok {
-		return a.UUID, true
-	}
-	if a, ok := inv.agentByUUID[ref]; ok {
-		return a.UUID, true
-	}
-	return "", false
-}
-
 // msUUID resolves "application/name" or a uuid to the uuid.
 func (inv *inventory) msUUID(ref string) (string, bool) {
 	if m, ok := inv.msByName[ref]; ok {
@@ -75,19 +65,11 @@ func (inv *inventory) msUUID(ref string) (string, bool) {
 	return "", false
 }
 
-// backend says what a service publishes, by name: orders/checkout:8080
-// (a microservice), fog-a:22 (an agent), 203.0.113.10:443.
-func (inv *inventory) backend(s Service) string {
-	what := s.Resource
-	switch s.Type {
-	case "microservice":
-		if m, ok := inv.msByUUID[s.Resource]; ok {
-			what = m.Application + "/" + m.Name
-		}
-	case "agent":
-		what = inv.agentName(s.Resource)
-	}
-	return what + ":" + strconv.Itoa(s.TargetPort)
+// backend says what a service publishes, by name, as the server names
+// it: orders/checkout:8080 (a microservice), fog-a:22 (an agent),
+// 203.0.113.10:443.
+func backend(s Service) string {
+	return cmp.Or(s.ResourceName, s.Resource) + ":" + strconv.Itoa(s.TargetPort)
 }
 
 // backendLong is backend with where it runs, for describe.
@@ -104,12 +86,17 @@ func (inv *inventory) backendLong(s Service) string {
 	return fmt.Sprintf("%s %s, port %d", s.Type, s.Resource, s.TargetPort)
 }
 
-// bridge names a service's defaultBridge.
-func (inv *inventory) bridge(s Service) string {
-	if s.DefaultBridge == "" || s.DefaultBridge == "default-router" {
-		return s.DefaultBridge
+// bridge names a service's defaultBridge, as the server names it (an
+// older server does not: its uuid).
+func bridge(s Service) string { return cmp.Or(s.DefaultBridgeName, s.DefaultBridge) }
+
+// upstreamRouters names an agent's upstream routers, as the server names
+// them (an older server does not: their uuids).
+func upstreamRouters(a Agent) []string {
+	if len(a.UpstreamRouterNames) == len(a.UpstreamRouters) {
+		return a.UpstreamRouterNames
 	}
-	return inv.agentName(s.DefaultBridge)
+	return a.UpstreamRouters
 }
 
 // endpoint is where clients connect: host:servicePort.

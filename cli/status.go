@@ -120,7 +120,7 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 		v.noWorker = r.Pollers != nil && *r.Pollers == 0
 	}
 	for _, s := range svcs {
-		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: inv.backend(s),
+		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: backend(s),
 			BridgePort: s.BridgePort, Endpoint: endpoint(s), AllowedFrom: allowedFrom(s), Status: status(s), Error: s.ErrorText()})
 	}
 	v.Agents = make([]statusAgent, len(inv.agents))

@@ -161,10 +161,6 @@ var watchKinds = map[string]struct {
 // state is one aligned table, then a line per change.
 func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, noHeaders bool) error {
 	k := watchKinds[kind]
-	inv, err := loadInventory(ctx, c, kind != "agents")
-	if err != nil {
-		return err
-	}
 	wide := format == "wide"
 	header := map[string][]string{"services": serviceHeader(wide), "agents": agentHeader(wide), "microservices": microserviceHeader(wide)}[kind]
 	var t *table  // the initial state is one aligned table
@@ -207,7 +203,7 @@ func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, name
 			_, err = fmt.Fprintf(w, "%s\n", line)
 			return err
 		}
-		row, err := watchRow(inv, kind, e.Object, wide)
+		row, err := watchRow(kind, e.Object, wide)
 		if err != nil {
 			return err
 		}
@@ -223,16 +219,16 @@ func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, name
 }
 
 // watchRow is the table row of one object of kind.
-func watchRow(inv *inventory, kind string, raw json.RawMessage, wide bool) ([]string, error) {
+func watchRow(kind string, raw json.RawMessage, wide bool) ([]string, error) {
 	now := time.Now()
 	switch kind {
 	case "services":
 		s, err := decodeService(raw)
-		return serviceRow(inv, s, wide, now), err
+		return serviceRow(s, wide, now), err
 	case "agents":
 		a, err := decodeAgent(raw)
-		return agentRow(inv, a, wide, now), err
+		return agentRow(a, wide, now), err
 	}
 	m, err := decodeMicroservice(raw)
-	return microserviceRow(inv, m, wide, now), err
+	return microserviceRow(m, wide, now), err
 }

@@ -93,7 +93,8 @@ var (
 	// spec (api adds workflowId and distribution): accepted and ignored,
 	// so a GET answer can be sent back.
 	returnedFields = []string{"bridgePort", "serviceEndpoint", "provisioningStatus", "provisioningError", "provisioningMessage",
-		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "workflowNamespace", "workflowUrl", "distribution", "placement"}
+		"generation", "observedGeneration", "reconcileRequest", "observedReconcileRequest", "createdAt", "updatedAt", "workflowId", "workflowNamespace", "workflowUrl", "distribution", "placement",
+		"resourceName", "defaultBridgeName"}
 	// defaultBridgePort is the ioFog Go SDK's name of defaultBridge in its
 	// update request.
 	jsonFields         = document.NewFieldSet(slices.Concat([]string{"name", "tags", "defaultBridgePort"}, specFields, returnedFields)...)

@@ -9,7 +9,9 @@ import (
 // PlacementInput is what decides where a service's objects go.
 type PlacementInput struct {
 	// Service is the service; its DefaultBridge is the reference as the
-	// client gave it (name or uuid) or as stored (uuid), and errors quote it.
+	// client gave it (name or uuid) or as stored (uuid). Errors name the
+	// bridge agent by its name, and quote the reference only when no
+	// agent answers to it.
 	Service      Service
 	ControlPlane string
 	// Backend is the agent running the microservice, or the agent itself;
@@ -87,15 +89,19 @@ func Place(in PlacementInput) (Placement, error) {
 	// A custom bridge is an interior router the backend's router connects
 	// to directly (one of its upstreamRouters), on either control plane.
 	if customBridge {
+		bridge := s.DefaultBridge
+		if in.Bridge != nil {
+			bridge = in.Bridge.Name
+		}
 		if in.Bridge == nil || !in.Bridge.HasRouter() {
-			return deps, invalidf("Invalid router '%s'", s.DefaultBridge)
+			return deps, invalidf("Invalid router '%s'", bridge)
 		}
 		if in.Backend == nil || !slices.Contains(in.Backend.UpstreamRouters, in.Bridge.UUID) {
 			backend := ""
 			if in.Backend != nil {
 				backend = in.Backend.Name
 			}
-			return deps, invalidf("Invalid router connection, router %s is not connected to %s", s.DefaultBridge, backend)
+			return deps, invalidf("Invalid router connection, router %s is not connected to %s", bridge, backend)
 		}
 	}
 	if !remote {

@@ -245,13 +245,13 @@ func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 			"The backend agent  no longer exists"},
 		// The upstream rule: a custom bridge is one of the backend's upstream routers.
 		{"custom bridge not upstream of the backend", PlacementInput{Service: svc(TypeAgent, "br"), Backend: loose, DefaultRouter: hub, Bridge: bridge}, "", "", "",
-			"Invalid router connection, router br is not connected to fog-a"},
+			"Invalid router connection, router bridge-b is not connected to fog-a"},
 		{"custom bridge for an external backend", PlacementInput{Service: svc(TypeExternal, "br"), DefaultRouter: hub, Bridge: bridge}, "", "", "",
-			"Invalid router connection, router br is not connected to "},
+			"Invalid router connection, router bridge-b is not connected to "},
 		{"custom bridge gone", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, DefaultRouter: hub}, "", "", "", "Invalid router 'br'"},
-		{"custom bridge without router", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, DefaultRouter: hub, Bridge: edgeBridge}, "", "", "", "Invalid router 'br'"},
+		{"custom bridge without router", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, DefaultRouter: hub, Bridge: edgeBridge}, "", "", "", "Invalid router 'bridge-b'"},
 		{"kubernetes: the upstream rule holds too", PlacementInput{Service: svc(TypeAgent, "br"), Backend: loose, Bridge: bridge, ControlPlane: ControlPlaneKubernetes}, "", "", "",
-			"Invalid router connection, router br is not connected to fog-a"},
+			"Invalid router connection, router bridge-b is not connected to fog-a"},
 		{"kubernetes: custom bridge", PlacementInput{Service: svc(TypeAgent, "br"), Backend: fog, Bridge: bridge, ControlPlane: ControlPlaneKubernetes}, "fog", "", "", ""},
 	}
 	for _, c := range cases {

@@ -281,7 +281,7 @@ func TestBridgeMustStayUpstreamOfTheBackend(t *testing.T) {
 		if p := placement(); p != " " {
 			t.Errorf("placement of an invalid service %q, want none", p)
 		}
-		want := "Invalid router connection, router " + f.bridge.UUID + " is not connected to fog-a"
+		want := "Invalid router connection, router bridge-b is not connected to fog-a"
 		if got.ProvisioningError == nil || !strings.Contains(*got.ProvisioningError, want) {
 			t.Errorf("after fog-a dropped bridge-b: provisioningError %v, want it to say %q", got.ProvisioningError, want)
 		}

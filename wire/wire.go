@@ -62,6 +62,13 @@ type Service struct {
 	UpdatedAt                time.Time `json:"updatedAt"`
 	// Placement is always sent; nil from servers that predate it.
 	Placement *Placement `json:"placement"`
+	// ResourceName and DefaultBridgeName are resource and defaultBridge as
+	// people write them, and as a request takes them: a microservice's
+	// application/name, an agent's name (its uuid once no agent has it);
+	// a k8s or external resource and default-router as they are. Empty
+	// from servers that predate them.
+	ResourceName      string `json:"resourceName"`
+	DefaultBridgeName string `json:"defaultBridgeName"`
 	WorkflowRef
 	// ProvisioningMessage says why a pending or deleting service waits,
 	// when the server knows: no worker polls the task queue.
@@ -88,12 +95,15 @@ type DeletingService struct {
 	Distribution        []DistributionEntry `json:"distribution,omitzero"`
 }
 
-// Placement names the agents (by uuid) whose routers hold a service's
+// Placement names the agents (by uuid, then by name) whose routers hold a service's
 // connector and hub listener; empty for the Kubernetes hub ConfigMap and
 // while the placement is invalid.
 type Placement struct {
 	ConnectorAgent string `json:"connectorAgent"`
 	HubAgent       string `json:"hubAgent"`
+	// ConnectorAgentName and HubAgentName are those agents' names.
+	ConnectorAgentName string `json:"connectorAgentName"`
+	HubAgentName       string `json:"hubAgentName"`
 }
 
 // WorkflowRef is where a service's workflow is: its ID, its Temporal
@@ -200,6 +210,9 @@ type Agent struct {
 	UpstreamRouters []string  `json:"upstreamRouters"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
+	// UpstreamRouterNames are UpstreamRouters' names, in their order; nil
+	// from servers that predate them.
+	UpstreamRouterNames []string `json:"upstreamRouterNames"`
 }
 
 // CreatedAgent is the answer of an agent's create: the only time its
@@ -227,6 +240,8 @@ type Microservice struct {
 	HostNetworkMode bool      `json:"hostNetworkMode"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
+	// AgentName is Agent's name; empty from servers that predate it.
+	AgentName string `json:"agentName"`
 	// The reference controller's fields, so that ioFog clients read
 	// svcbridge's answer as they read the reference's.
 	IofogMicroservice

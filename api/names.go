@@ -1,0 +1,118 @@
+package api
+
+import (
+	"context"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"svcbridge/inventory"
+	"svcbridge/service"
+	"svcbridge/store"
+)
+
+// The store refers to agents and microservices by uuid; people write
+// their names. Answers carry both: the uuid where the reference's clients
+// read it, and beside it the name (the *Name fields), so that what a
+// client shows or exports reads like the file it came from and applies
+// back as it is (requests take a name wherever they take a uuid). Names
+// are read here, once per answer, for every answer that refers to them.
+
+// nameRefs are the uuids an answer refers to.
+type nameRefs struct {
+	agents, microservices []string
+}
+
+func (r *nameRefs) service(svc service.Service) {
+	switch svc.Type {
+	case service.TypeMicroservice:
+		r.microservices = append(r.microservices, svc.Resource)
+	case service.TypeAgent:
+		r.agents = append(r.agents, svc.Resource)
+	}
+	if svc.DefaultBridge != service.DefaultBridge {
+		r.agents = append(r.agents, svc.DefaultBridge)
+	}
+	r.agents = append(r.agents, svc.Placement.ConnectorSite, svc.Placement.HubSite)
+}
+
+func (r *nameRefs) agent(a inventory.Agent) { r.agents = append(r.agents, a.UpstreamRouters...) }
+
+func (r *nameRefs) microservice(m inventory.Microservice) { r.agents = append(r.agents, m.AgentUUID) }
+
+// names are the names of the agents and microservices an answer refers
+// to. A uuid that nothing answers to any more is shown as it is: still
+// what a request accepts, and the truth.
+type names struct {
+	agents, microservices map[string]string
+}
+
+// readNames reads the names of what refs refer to.
+func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) {
+	var n names
+	var err error
+	if n.agents, err = tx.AgentNames(ctx, distinct(refs.agents)); err != nil {
+		return n, err
+	}
+	n.microservices, err = tx.MicroserviceNames(ctx, distinct(refs.microservices))
+	return n, err
+}
+
+// readNamesOf is readNames in a read transaction of its own, for a list
+// page read before.
+func (s *Server) readNamesOf(c *gin.Context, refs nameRefs) (n names, err error) {
+	err = s.readTx(c, func(tx *store.Tx) error {
+		n, err = readNames(c.Request.Context(), tx, refs)
+		return err
+	})
+	return n, err
+}
+
+// distinct is ids sorted, without repeats and without "".
+func distinct(ids []string) []string {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) > 0 && ids[0] == "" {
+		ids = ids[1:]
+	}
+	return ids
+}
+
+// agent is the name of the agent uuid ("" stays "").
+func (n names) agent(uuid string) string {
+	if name, ok := n.agents[uuid]; ok {
+		return name
+	}
+	return uuid
+}
+
+// agentList is agent of each of uuids, in order.
+func (n names) agentList(uuids []string) []string {
+	out := make([]string, len(uuids))
+	for i, u := range uuids {
+		out[i] = n.agent(u)
+	}
+	return out
+}
+
+// resource is a service's resource as people write it: a microservice's
+// application/name, an agent's name, a k8s or external backend as it is.
+func (n names) resource(spec service.Spec) string {
+	switch spec.Type {
+	case service.TypeMicroservice:
+		if name, ok := n.microservices[spec.Resource]; ok {
+			return name
+		}
+	case service.TypeAgent:
+		return n.agent(spec.Resource)
+	}
+	return spec.Resource
+}
+
+// bridge is a service's defaultBridge as people write it.
+func (n names) bridge(spec service.Spec) string {
+	if spec.DefaultBridge == service.DefaultBridge {
+		return spec.DefaultBridge
+	}
+	return n.agent(spec.DefaultBridge)
+}
