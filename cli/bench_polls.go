@@ -49,7 +49,7 @@ type pollAgent struct {
 func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 	const scenario = "polls"
 	start := time.Now()
-	created, err := b.createAgents(ctx, scenario, b.cfg.agents, func(int) []string { return nil })
+	created, err := b.createAgents(ctx, scenario, b.cfg.agents, func(int) []string { return []string{} })
 	if err != nil {
 		return 0, err
 	}
