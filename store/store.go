@@ -348,14 +348,15 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	}
 	t := &Tx{tx: tx, dialect: s.dialect}
 	err = fn(t)
+	if err == nil {
+		// Before the last writes: their locks are not held for it.
+		err = t.notify(ctx)
+	}
 	for _, write := range t.last {
 		if err != nil {
 			break
 		}
 		err = write()
-	}
-	if err == nil {
-		err = t.notify(ctx)
 	}
 	if err != nil {
 		// lib/pq can report a connection closed mid-read as the end of the
