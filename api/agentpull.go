@@ -33,7 +33,9 @@ func unauthenticated(format string, args ...any) *Error {
 }
 
 // authAgent identifies the agent by `Authorization: Bearer <token>`; only
-// the token's hash is stored, so the lookup is by hash.
+// the token's hash is stored, so the lookup is by hash, from memory while
+// the store's change feed allows (a revoked token is refused on every
+// replica within a second).
 func (s *Server) authAgent(c *gin.Context) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
 	token = strings.TrimSpace(token)
@@ -42,9 +44,7 @@ func (s *Server) authAgent(c *gin.Context) {
 		fail(c, unauthenticated("Missing agent credential: send 'Authorization: Bearer <agent token>'"))
 		return
 	}
-	a, err := txValue(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Agent, error) {
-		return tx.AgentByTokenHash(ctx, auth.HashAgentToken(token))
-	})
+	a, err := s.Store.AgentByToken(c.Request.Context(), auth.HashAgentToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
 		fail(c, unauthenticated("Invalid agent token"))
@@ -62,14 +62,15 @@ func callingAgent(c *gin.Context) inventory.Agent {
 	return c.MustGet(agentKey).(inventory.Agent)
 }
 
+// getAgentChanges answers the agent's change flags, from memory while the
+// store's change feed allows: what a fleet polls most.
 func (s *Server) getAgentChanges(c *gin.Context) {
-	a := callingAgent(c)
-	ch, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (store.Changes, error) {
-		return tx.AgentChanges(ctx, a.UUID)
-	})
-	if ok {
-		c.JSON(http.StatusOK, ch)
+	ch, err := s.Store.PolledChanges(c.Request.Context(), callingAgent(c).UUID)
+	if err != nil {
+		fail(c, err)
+		return
 	}
+	c.JSON(http.StatusOK, ch)
 }
 
 // ackFields are the fields of an acknowledgement.
@@ -106,10 +107,22 @@ func (s *Server) ackAgentChanges(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// getOwnRouter answers the agent's router document. An unchanged poll
+// (If-None-Match naming the version the store's poll cache holds) is a 304
+// from memory; anything else reads the version and the document on one
+// snapshot.
 func (s *Server) getOwnRouter(c *gin.Context) {
 	a := callingAgent(c)
+	ifNoneMatch := c.GetHeader("If-None-Match")
+	if a.HasRouter() && ifNoneMatch != "" {
+		version, err := s.Store.PolledRouterVersion(c.Request.Context(), a.UUID)
+		if etag := etagOf(version); err == nil && etagMatches(ifNoneMatch, etag) {
+			serveRouterDoc(c, routerDoc{etag: etag, notModified: true})
+			return
+		}
+	}
 	doc, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (routerDoc, error) {
-		return s.routerDocument(ctx, tx, a, a.Name, c.GetHeader("If-None-Match"))
+		return s.routerDocument(ctx, tx, a, a.Name, ifNoneMatch)
 	})
 	if ok {
 		serveRouterDoc(c, doc)
@@ -143,7 +156,7 @@ func (s *Server) routerDocument(ctx context.Context, tx *store.Tx, a inventory.A
 	if err != nil {
 		return routerDoc{}, err
 	}
-	etag := `"` + version + `"`
+	etag := etagOf(version)
 	if etagMatches(ifNoneMatch, etag) {
 		return routerDoc{etag: etag, notModified: true}, nil
 	}
@@ -166,6 +179,9 @@ func (s *Server) routerDocument(ctx context.Context, tx *store.Tx, a inventory.A
 	s.routerDocs.Add(a.UUID, doc)
 	return doc, nil
 }
+
+// etagOf is the ETag of a router document's version.
+func etagOf(version string) string { return `"` + version + `"` }
 
 // serveRouterDoc answers a router document with its ETag, or 304 without
 // a body when If-None-Match named it: an agent that polls an unchanged

@@ -24,7 +24,7 @@ type createdAgent struct {
 	Token string `json:"token"`
 }
 
-func createAgent(t *testing.T, a *testAPI, body any) createdAgent {
+func createAgent(t testing.TB, a *testAPI, body any) createdAgent {
 	t.Helper()
 	var out createdAgent
 	a.JSON(http.MethodPost, "/api/v3/agents", body).Want(http.StatusCreated).Decode(&out)

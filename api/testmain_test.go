@@ -149,7 +149,16 @@ func newTestAPI(t testing.TB, dialect string, opts ...func(*Options)) (*testAPI,
 	t.Helper()
 	st := storetest.Open(t, dialect)
 	rec := &recordingReconciler{}
-	o := Options{
+	o := testOptions(st, rec)
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return serveTestAPI(t, o), st, rec
+}
+
+// testOptions are newTestAPI's defaults, on st.
+func testOptions(st *store.Store, rec Reconciler) Options {
+	return Options{
 		Store:          st,
 		Reconciler:     rec,
 		IDs:            testIDs,
@@ -161,10 +170,6 @@ func newTestAPI(t testing.TB, dialect string, opts ...func(*Options)) (*testAPI,
 		Auth:           testAuth(),
 		Sessions:       auth.Sessions{Static: testAuth()},
 	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return serveTestAPI(t, o), st, rec
 }
 
 // serveTestAPI serves the API configured by o.

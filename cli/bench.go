@@ -22,9 +22,9 @@ import (
 // Bench scenarios, in the order "all" runs them.
 var benchScenarios = []string{"create-latency", "concurrent-creates", "fanout", "tag-edits"}
 
-// benchLong are the scenarios "all" leaves out: they take long, and run
-// only when named.
-var benchLong = []string{"scale"}
+// benchLong are the scenarios "all" leaves out, which run only when
+// named: scale takes long, polls loads the server as nothing else does.
+var benchLong = []string{"scale", "polls"}
 
 const benchHelp = `Drive a svcbridge server through measured scenarios and print one JSON line of
 figures per scenario. Without --server, bench starts an embedded svcbridge (store,
@@ -48,6 +48,15 @@ Scenarios (--scenario, default all):
   scale               not in all (it is long): grows the system to --n services
                       in --steps steps, and measures each step, the empty
                       system first (step 0). See below.
+  polls               not in all: --agents edge agents acknowledge their changes;
+                      then --clients clients send --n requests of each kind in
+                      turn, on one HTTP client: GET /healthz, the agents'
+                      unchanged polls GET /api/v3/agent/config/changes (no
+                      change to report) and GET /api/v3/agent/router with
+                      If-None-Match (304). One line: {"scenario", "n",
+                      "clients", "agents", "healthz_per_s", "changes_per_s",
+                      "router_304_per_s", "changes_ratio", "router_304_ratio"
+                      (a poll's rate over /healthz's), "errors", "wall_s"}.
 
 Outcomes are seen by one observer per scenario that lists the services (and, for
 fanout and tag-edits, reads the agents' routers) every --poll: the load bench adds
@@ -215,13 +224,23 @@ func runBench(cmd *cobra.Command, o Options, cfg benchConfig) error {
 		token = strings.TrimSpace(os.Getenv("SVCBRIDGE_TOKEN"))
 	}
 	b := &bench{c: &Client{Server: server, Token: token}, cfg: cfg, run: runID(), errOut: errOut, embedded: embedded}
-	if err := b.setup(ctx, embedded, cfg.scenario != "scale"); err != nil {
+	if err := b.setup(ctx, embedded, !slices.Contains(benchLong, cfg.scenario)); err != nil {
 		return err
 	}
 	defer b.teardown()
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	var bad []string
 	for _, sc := range scenarios {
+		if sc == "polls" {
+			errs, err := b.polls(ctx, enc)
+			if err != nil {
+				return fmt.Errorf("bench %s: %w", sc, err)
+			}
+			if errs > 0 {
+				bad = append(bad, fmt.Sprintf("%s: %s", sc, plural(errs, "error", "errors")))
+			}
+			continue
+		}
 		if sc == "scale" {
 			problems, err := b.scale(ctx, enc)
 			if err != nil {

@@ -55,6 +55,7 @@ func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (inventory.Agent
 // SetAgentTokenHash replaces the credential of an agent read in this
 // transaction, revoking the old one.
 func (t *Tx) SetAgentTokenHash(ctx context.Context, uuid, hash string) error {
+	t.touch(changeAgent, uuid)
 	return t.updateRead(ctx, `UPDATE agents SET token_hash = ?, updated_at = ? WHERE uuid = ?`, hash, now(), uuid)
 }
 
@@ -112,6 +113,7 @@ func (t *Tx) fillAgents(ctx context.Context, agents []inventory.Agent) error {
 // router gets an empty router config and a change flag.
 func (t *Tx) CreateAgent(ctx context.Context, a *inventory.Agent, tokenHash string) error {
 	a.CreatedAt, a.UpdatedAt = now(), now()
+	t.touch(changeAgent, a.UUID)
 	if _, err := t.exec(ctx, `INSERT INTO agents (`+agentCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.UUID, a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.CreatedAt, a.UpdatedAt, tokenHash); err != nil {
 		return err
@@ -125,6 +127,7 @@ func (t *Tx) CreateAgent(ctx context.Context, a *inventory.Agent, tokenHash stri
 // UpdateAgent writes every field of a, read in this transaction.
 func (t *Tx) UpdateAgent(ctx context.Context, a *inventory.Agent) error {
 	a.UpdatedAt = now()
+	t.touch(changeAgent, a.UUID)
 	if err := t.updateRead(ctx, `UPDATE agents SET name = ?, host = ?, router_mode = ?, default_router = ?, updated_at = ? WHERE uuid = ?`,
 		a.Name, a.Host, a.RouterMode, a.DefaultRouter, a.UpdatedAt, a.UUID); err != nil {
 		return err
@@ -159,6 +162,7 @@ func (t *Tx) setAgentLists(ctx context.Context, a inventory.Agent) error {
 // one) and takes it away, with what svcbridge recorded there, from an agent
 // without.
 func (t *Tx) syncRouterPresence(ctx context.Context, a inventory.Agent) error {
+	t.touch(changeVersions, a.UUID)
 	if !a.HasRouter() {
 		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ?`, a.UUID); err != nil {
 			return err
@@ -215,6 +219,7 @@ func (t *Tx) AgentReferences(ctx context.Context, a inventory.Agent) ([]string, 
 
 // DeleteAgent removes an agent and its router config.
 func (t *Tx) DeleteAgent(ctx context.Context, uuid string) error {
+	t.touch(changeAgent, uuid)
 	n, err := t.exec(ctx, `DELETE FROM agents WHERE uuid = ?`, uuid)
 	if err == nil && n == 0 {
 		return ErrNotFound

@@ -203,6 +203,7 @@ func (t *Tx) upsertEntries(ctx context.Context, agentUUID string, seq int64, obj
 // stores base unless nil): a new version (its ETag) and the raised
 // microserviceConfig flag. It returns the change's sequence.
 func (t *Tx) routerChanged(ctx context.Context, agentUUID string, base []byte) (int64, error) {
+	t.touch(changeVersions, agentUUID)
 	var config *string
 	if base != nil {
 		s := string(base)
@@ -243,6 +244,7 @@ const raiseFlag = `ON CONFLICT (agent_uuid) DO UPDATE SET microservice_config = 
 // flagChange raises an agent's microserviceConfig flag (raiseFlag) and
 // returns its new lastUpdated.
 func (t *Tx) flagChange(ctx context.Context, agentUUID string) (int64, error) {
+	t.touch(changeVersions, agentUUID)
 	var seq int64
 	err := t.get(ctx, &seq, `INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) VALUES (?, TRUE, ?)
 		`+raiseFlag+` RETURNING last_updated`, agentUUID, time.Now().UnixMilli())
@@ -269,6 +271,7 @@ func (t *Tx) AgentChanges(ctx context.Context, agentUUID string) (Changes, error
 // AckChanges clears the flags of changes up to lastUpdated; a newer change
 // keeps its flag.
 func (t *Tx) AckChanges(ctx context.Context, agentUUID string, lastUpdated int64) error {
+	t.touch(changeVersions, agentUUID)
 	_, err := t.exec(ctx, `UPDATE agent_changes SET
 			microservice_config = CASE WHEN last_updated <= ? THEN FALSE ELSE microservice_config END,
 			acknowledged = CASE WHEN acknowledged < ? THEN ? ELSE acknowledged END

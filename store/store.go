@@ -18,6 +18,7 @@ import (
 	"net"
 	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -79,6 +80,12 @@ type Store struct {
 	// below the pool's size, so a burst of writes never takes the
 	// connections Read needs (nil: no bound).
 	writers chan struct{}
+	// feed keeps the agents' poll answers current (feed.go); stopFeed
+	// ends its listener.
+	feed     *feed
+	stopFeed func()
+	// transactions counts the transactions begun, reads and writes.
+	transactions atomic.Uint64
 }
 
 // readConns is how many of a PostgreSQL pool's connections writes leave to
@@ -157,6 +164,11 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 	if s.reads == nil {
 		s.reads = s.db
 	}
+	s.feed = &feed{cache: newPollCache()}
+	s.stopFeed = func() {}
+	if s.dialect == Postgres {
+		s.feed.listen, s.stopFeed = startListener(s, url)
+	}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", s.dialect, err)
@@ -198,8 +210,9 @@ func oneRoundTrip(dsn string) string {
 // Dialect is Postgres or SQLite.
 func (s *Store) Dialect() string { return s.dialect }
 
-// Close closes the connection pools.
+// Close stops the change feed's listener and closes the connection pools.
 func (s *Store) Close() error {
+	s.stopFeed()
 	if s.reads != s.db {
 		s.reads.Close()
 	}
@@ -248,6 +261,9 @@ type Tx struct {
 	// waits for: inTx runs them after the rest, just before the commit,
 	// so that the lock is held for as short a time as it can be.
 	last []func() error
+	// touched are the agents whose poll answers the transaction changes
+	// (feed.go).
+	touched touched
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
@@ -272,6 +288,7 @@ func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
 		if s.dialect == SQLite {
 			iso = sql.LevelDefault // a WAL read transaction is one snapshot
 		}
+		s.transactions.Add(1)
 		tx, err := s.reads.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.dialect == Postgres, Isolation: iso})
 		if err != nil {
 			return mapErr(err)
@@ -324,12 +341,17 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 			return ctx.Err()
 		}
 	}
+	s.transactions.Add(1)
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return mapErr(err)
 	}
 	t := &Tx{tx: tx, dialect: s.dialect}
 	err = fn(t)
+	if err == nil {
+		// Before the last writes: their locks are not held for it.
+		err = t.notify(ctx)
+	}
 	for _, write := range t.last {
 		if err != nil {
 			break
@@ -357,10 +379,22 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	}
 	err = tx.Commit()
 	if err != nil && xid.Valid && connectionLost(err) {
-		return s.commitOutcome(ctx, xid.Int64, err)
+		err = s.commitOutcome(ctx, xid.Int64, err)
+	} else {
+		err = mapErr(err)
 	}
-	return mapErr(err)
+	if err == nil {
+		// This process sees its own changes at once, before any
+		// notification comes back.
+		s.feed.apply(t.touched)
+	}
+	return err
 }
+
+// Transactions is how many transactions the store began (reads and
+// writes, attempts that were retried too): what a request cost the
+// database, for tests and benchmarks.
+func (s *Store) Transactions() uint64 { return s.transactions.Load() }
 
 // commitOutcome asks PostgreSQL, on another connection, what became of
 // transaction xid whose commit lost its connection: committed is success,

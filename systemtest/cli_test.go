@@ -699,6 +699,30 @@ spec:
 			t.Errorf("agents after bench:\n%s\nbefore:\n%s", r, agents)
 		}
 	})
+
+	t.Run("bench polls against the server", func(t *testing.T) { cliBenchPolls(t, s.url) })
+}
+
+// cliBenchPolls runs bench --scenario polls against the server: one line
+// with both rates, every poll unchanged, and no agent left behind.
+func cliBenchPolls(t *testing.T, url string) {
+	agents := cliMust(t, url, 0, "get", "agents", "-o", "name").stdout
+	r := cliMust(t, "", 0, "bench", "--server", url, "--scenario", "polls", "--n", "40", "--clients", "2", "--agents", "3")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("bench polls printed %s: %v", r, err)
+	}
+	if res["scenario"] != "polls" || res["n"] != 40.0 || res["agents"] != 3.0 || res["errors"] != 0.0 {
+		t.Errorf("bench polls line: %s", r.stdout)
+	}
+	for _, rate := range []string{"healthz_per_s", "changes_per_s", "router_304_per_s", "changes_ratio", "router_304_ratio"} {
+		if v, _ := res[rate].(float64); v <= 0 {
+			t.Errorf("bench polls line: %s %v: %s", rate, res[rate], r.stdout)
+		}
+	}
+	if r := cliMust(t, url, 0, "get", "agents", "-o", "name"); r.stdout != agents {
+		t.Errorf("agents after bench polls:\n%s\nbefore:\n%s", r, agents)
+	}
 }
 
 // cliRunBench runs bench. It exits 1 when an operation failed (for

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// PollsResult is the polls scenario's line: the rate of unchanged agent
+// polls beside that of /healthz, asked by the same client.
+type PollsResult struct {
+	Scenario string `json:"scenario"`
+	N        int    `json:"n"`
+	Clients  int    `json:"clients"`
+	Agents   int    `json:"agents"`
+	// Requests a second of each phase's wall time, and each poll's rate
+	// as a share of /healthz's.
+	HealthzRate   float64 `json:"healthz_per_s"`
+	ChangesRate   float64 `json:"changes_per_s"`
+	Router304Rate float64 `json:"router_304_per_s"`
+	ChangesRatio  float64 `json:"changes_ratio"`
+	Router304Rat  float64 `json:"router_304_ratio"`
+	Errors        int     `json:"errors"`
+	WallS         float64 `json:"wall_s"`
+}
+
+// pollAgent is an agent of the scenario: its credential and the ETag of
+// its router document.
+type pollAgent struct {
+	Agent
+	etag string
+}
+
+// polls measures what a fleet's unchanged polls cost the server: --agents
+// edge agents acknowledge their changes and read their router documents;
+// then --clients clients send --n requests of each kind in turn, one kind
+// at a time: GET /healthz, GET /api/v3/agent/config/changes (which must
+// answer no change), GET /api/v3/agent/router with If-None-Match (which
+// must answer 304). One HTTP client with a kept-alive connection per
+// client serves every phase, so the rates differ only by what the server
+// does.
+func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
+	const scenario = "polls"
+	start := time.Now()
+	created, err := b.createAgents(ctx, scenario, b.cfg.agents, func(int) []string { return []string{} })
+	if err != nil {
+		return 0, err
+	}
+	defer b.cleanup(nil, nil, created)
+	hc := &http.Client{Timeout: b.cfg.opTimeout, Transport: &http.Transport{
+		MaxIdleConns: b.cfg.clients, MaxIdleConnsPerHost: b.cfg.clients, IdleConnTimeout: time.Minute}}
+	defer hc.CloseIdleConnections()
+	agents := make([]pollAgent, len(created))
+	for i, a := range created {
+		agents[i] = pollAgent{Agent: a}
+		if agents[i].etag, err = b.settleAgent(ctx, hc, a); err != nil {
+			return 0, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
+	}
+	r := PollsResult{Scenario: scenario, N: b.cfg.n, Clients: b.cfg.clients, Agents: len(agents)}
+	var errs atomic.Int64
+	phase := func(req func(i int) (*http.Request, int)) float64 {
+		t0 := time.Now()
+		parallel(ctx, b.cfg.n, b.cfg.clients, func(i int) {
+			q, want := req(i)
+			if err := pollOnce(hc, q.WithContext(ctx), want); err != nil {
+				errs.Add(1)
+				b.opError(scenario, err)
+			}
+		})
+		return round(float64(b.cfg.n)/time.Since(t0).Seconds(), 1)
+	}
+	agentReq := func(a pollAgent, path string) *http.Request {
+		q := b.request(path)
+		q.Header.Set("Authorization", "Bearer "+a.Token)
+		return q
+	}
+	r.HealthzRate = phase(func(int) (*http.Request, int) { return b.request("/healthz"), http.StatusOK })
+	r.ChangesRate = phase(func(i int) (*http.Request, int) {
+		return agentReq(agents[i%len(agents)], "/api/v3/agent/config/changes"), http.StatusOK
+	})
+	r.Router304Rate = phase(func(i int) (*http.Request, int) {
+		a := agents[i%len(agents)]
+		q := agentReq(a, "/api/v3/agent/router")
+		q.Header.Set("If-None-Match", a.etag)
+		return q, http.StatusNotModified
+	})
+	if r.HealthzRate > 0 {
+		r.ChangesRatio = round(r.ChangesRate/r.HealthzRate, 3)
+		r.Router304Rat = round(r.Router304Rate/r.HealthzRate, 3)
+	}
+	r.Errors = int(errs.Load())
+	r.WallS = round(time.Since(start).Seconds(), 3)
+	return r.Errors, enc.Encode(r)
+}
+
+// request is a GET of path on the server, without credentials.
+func (b *bench) request(path string) *http.Request {
+	q, _ := http.NewRequest(http.MethodGet, strings.TrimRight(b.c.Server, "/")+path, nil) // the server URL is checked
+	q.Header.Set("User-Agent", "svcbridge-cli")
+	return q
+}
+
+// settleAgent acknowledges an agent's pending change, as an agent does
+// once it applied it, and returns its router document's ETag.
+func (b *bench) settleAgent(ctx context.Context, hc *http.Client, a Agent) (string, error) {
+	as := &Client{Server: b.c.Server, Token: a.Token, HTTP: hc}
+	var ch struct {
+		LastUpdated int64 `json:"lastUpdated"`
+	}
+	if _, err := as.getJSON(ctx, "/api/v3/agent/config/changes", &ch); err != nil {
+		return "", err
+	}
+	body := []byte(`{"lastUpdated":` + strconv.FormatInt(ch.LastUpdated, 10) + `}`)
+	if _, _, err := as.do(ctx, http.MethodPatch, "/api/v3/agent/config/changes", "application/json", body); err != nil {
+		return "", err
+	}
+	_, h, _, err := as.roundTrip(ctx, http.MethodGet, "/api/v3/agent/router", "", nil)
+	if err != nil {
+		return "", err
+	}
+	if h.Get("ETag") == "" {
+		return "", errors.New("its router document has no ETag")
+	}
+	return h.Get("ETag"), nil
+}
+
+// pollOnce sends q and reads the whole answer, which must be want; a
+// change read by a changes poll is an error: the poll was not unchanged.
+func pollOnce(hc *http.Client, q *http.Request, want int) error {
+	resp, err := hc.Do(q)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("GET %s: status %d, want %d: %.200s", q.URL.Path, resp.StatusCode, want, body)
+	}
+	if strings.HasSuffix(q.URL.Path, "/config/changes") && strings.Contains(string(body), `"microserviceConfig":true`) {
+		return fmt.Errorf("GET %s: a change to report: %s", q.URL.Path, body)
+	}
+	return nil
+}

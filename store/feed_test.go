@@ -1,0 +1,257 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"svcbridge/inventory"
+	"svcbridge/routerconfig"
+	"svcbridge/store"
+)
+
+// pollView is what an agent's poll reads, through the poll cache.
+type pollView struct {
+	agent   string // the credential's agent, "" when refused
+	mode    string
+	changes store.Changes
+	version string // "" without a router
+}
+
+// readPoll reads what an agent's poll reads: its credential's agent, its
+// change flags and its router version.
+func readPoll(s *store.Store, hash, uuid string) (pollView, error) {
+	ctx := context.Background()
+	var v pollView
+	a, err := s.AgentByToken(ctx, hash)
+	switch {
+	case err == nil:
+		v.agent, v.mode = a.Name, a.RouterMode
+	case !errors.Is(err, store.ErrNotFound):
+		return v, err
+	}
+	if v.changes, err = s.PolledChanges(ctx, uuid); err != nil {
+		return v, err
+	}
+	v.version, err = s.PolledRouterVersion(ctx, uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		v.version, err = "", nil
+	}
+	return v, err
+}
+
+// eventually retries check until it passes, failing after wait.
+func eventually(t *testing.T, wait time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %v after %s", what, err, wait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fromMemory checks that reading what an agent's poll reads costs s no
+// transaction (once the feed allows it). What is not there (a refused
+// credential, an agent without a router) is read each time.
+func fromMemory(s *store.Store, hash, uuid string) error {
+	v, err := readPoll(s, hash, uuid)
+	if err != nil {
+		return err
+	}
+	if v.agent == "" || v.version == "" {
+		return fmt.Errorf("%s holds no credential %s with a router: %+v", uuid, hash, v)
+	}
+	before := s.Transactions()
+	if _, err := readPoll(s, hash, uuid); err != nil {
+		return err
+	}
+	if n := s.Transactions() - before; n > 0 {
+		return fmt.Errorf("a repeated poll read ran %d transactions", n)
+	}
+	return nil
+}
+
+// Every write that changes what a poll reads reaches the poll cache of
+// every store on the database: at once on the store that wrote it, and
+// through the change feed (PostgreSQL's NOTIFY) on another process's.
+func TestPollCacheFollowsEveryChange(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		u := url(t, dialect)
+		open := func() *store.Store {
+			s, err := store.Open(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		writer := open()
+		readers := []*store.Store{writer}
+		if dialect == store.Postgres {
+			readers = append(readers, open()) // another API replica's
+		}
+		mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1"); err != nil {
+				return err
+			}
+			return tx.CreateAgent(ctx, agent("a-2", "plant-b", inventory.RouterEdge, false), "hash-2")
+		})
+		var last pollView
+		for _, step := range []struct {
+			name string
+			// hash is the credential probed; cached, whether the reader
+			// holds it with a router version before the write.
+			hash   string
+			cached bool
+			write  func(ctx context.Context, tx *store.Tx) error
+			want   func(before pollView) error
+		}{
+			{"created", "hash-1", true, nil, func(v pollView) error {
+				if v.agent != "plant-a" || !v.changes.MicroserviceConfig || v.version == "" {
+					return fmt.Errorf("read %+v", v)
+				}
+				return nil
+			}},
+			{"router document changed", "hash-1", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Base: []byte(routerconfig.Empty), Changed: true})
+			}, func(before pollView) error {
+				if last.version == before.version || last.changes.LastUpdated == before.changes.LastUpdated {
+					return fmt.Errorf("read %+v, as before", last)
+				}
+				return nil
+			}},
+			{"acknowledged", "hash-1", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.AckChanges(ctx, "a-1", last.changes.LastUpdated)
+			}, func(pollView) error {
+				if last.changes.MicroserviceConfig {
+					return fmt.Errorf("read %+v", last)
+				}
+				return nil
+			}},
+			{"token rotated", "hash-1", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.SetAgentTokenHash(ctx, "a-1", "hash-1b")
+			}, func(pollView) error {
+				if last.agent != "" {
+					return fmt.Errorf("the old credential still names %s", last.agent)
+				}
+				return nil
+			}},
+			{"router removed", "hash-1b", true, func(ctx context.Context, tx *store.Tx) error {
+				a, err := tx.AgentByUUID(ctx, "a-1")
+				if err != nil {
+					return err
+				}
+				a.RouterMode = inventory.RouterNone
+				return tx.UpdateAgent(ctx, &a)
+			}, func(pollView) error {
+				if last.mode != inventory.RouterNone || last.version != "" {
+					return fmt.Errorf("read %+v", last)
+				}
+				return nil
+			}},
+			{"deleted", "hash-1b", false, func(ctx context.Context, tx *store.Tx) error {
+				return tx.DeleteAgent(ctx, "a-1")
+			}, func(pollView) error {
+				if last.agent != "" {
+					return fmt.Errorf("the deleted agent's credential still names %s", last.agent)
+				}
+				return nil
+			}},
+		} {
+			t.Run(step.name, func(t *testing.T) {
+				// Every reader holds the agent's answers in memory...
+				var before pollView
+				for i, r := range readers {
+					if step.cached {
+						eventually(t, 10*time.Second, fmt.Sprintf("store %d answers from memory", i), func() error {
+							return fromMemory(r, step.hash, "a-1")
+						})
+					}
+					before, _ = readPoll(r, step.hash, "a-1")
+				}
+				if step.write != nil {
+					mustTx(t, writer, step.write)
+				}
+				// ...and reads the change at once (the writer) or as soon as
+				// its notification comes (another process).
+				for i, r := range readers {
+					wait := time.Duration(0)
+					if r != writer {
+						wait = 10 * time.Second
+					}
+					eventually(t, wait, fmt.Sprintf("store %d reads the change", i), func() error {
+						var err error
+						if last, err = readPoll(r, step.hash, "a-1"); err != nil {
+							return err
+						}
+						return step.want(before)
+					})
+				}
+			})
+		}
+		// The other agent's answers never left memory.
+		for i, r := range readers {
+			if err := fromMemory(r, "hash-2", "a-2"); err != nil {
+				t.Errorf("store %d: %v", i, err)
+			}
+		}
+	})
+}
+
+// A listener that lost its connection serves nothing from memory until it
+// listens again, and then forgets what it held: a change committed while
+// it was not listening is never served stale.
+func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
+	u := url(t, store.Postgres)
+	open := func() *store.Store {
+		s, err := store.Open(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	reader, writer := open(), open()
+	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1"); err != nil {
+			return err
+		}
+		return tx.CreateAgent(ctx, agent("a-2", "plant-b", inventory.RouterEdge, false), "hash-2")
+	})
+	for _, a := range [][2]string{{"hash-1", "a-1"}, {"hash-2", "a-2"}} {
+		eventually(t, 10*time.Second, "the reader answers "+a[1]+" from memory", func() error { return fromMemory(reader, a[0], a[1]) })
+	}
+	// Cut the reader's listener (the one session that LISTENs), and
+	// revoke a-1's credential while it is away.
+	var pid int
+	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
+		return tx.Get(ctx, &pid, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
+	})
+	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT pg_terminate_backend(?)`, pid)
+		return err
+	})
+	eventually(t, 10*time.Second, "the reader reads the database", func() error {
+		if err := fromMemory(reader, "hash-2", "a-2"); err == nil {
+			return errors.New("still answers from memory")
+		}
+		return nil
+	})
+	// Written without the feed: as if its notification were lost.
+	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE agents SET token_hash = 'hash-1b' WHERE uuid = 'a-1'`)
+		return err
+	})
+	eventually(t, 10*time.Second, "the reader answers from memory again", func() error { return fromMemory(reader, "hash-2", "a-2") })
+	if _, err := reader.AgentByToken(context.Background(), "hash-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the revoked credential after the listener came back: %v, want not found", err)
+	}
+}
