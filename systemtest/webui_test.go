@@ -30,12 +30,22 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 	list := dev.UIURL() + "/namespaces/" + dev.Namespace() + "/workflows"
 	// Find: the failed filter lists it.
 	b.open(list+"?query="+url.QueryEscape(`ProvisioningStatus="failed"`), id, "1-failed-filter.png")
-	// Understand: the pending activity's last failure on the workflow page
-	// says what provisioningError says.
-	b.open(list+"/"+url.PathEscape(id), "Pending Activities", "")
-	b.click(`[data-testid="pending-activities-tab"]`, "")
-	b.see("Last Failure", reason)
-	b.screenshot("2-failure-in-pending-activities.png")
+	// Understand: the workflow page's first screen shows the failure
+	// with provisioningError's message, in red.
+	b.open(list+"/"+url.PathEscape(id), reason, "2-failure-first-screen.png")
+	probe := `(() => { const out = []; const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+		for (let n; (n = w.nextNode()); ) { if (!n.textContent.includes("routerMode none")) continue;
+			const chain = []; for (let e = n.parentElement; e && chain.length < 12; e = e.parentElement)
+				chain.push(e.tagName + "." + e.className + " color=" + getComputedStyle(e).color + " bg=" + getComputedStyle(e).backgroundColor + " vis=" + e.checkVisibility());
+			out.push(chain.join("\n  ")); }
+		return out.join("\n----\n"); })()`
+	info, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](probe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PROBE:\n%s", info)
+	html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+	_ = os.WriteFile(filepath.Join(b.shots, "page.html"), []byte(html), 0o644)
 
 	// Retry: fix the cause (the agent change also signals a reconcile of
 	// its own), then send the reconcile signal from the UI, whose signals
