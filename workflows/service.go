@@ -75,7 +75,9 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			status = report(ctx, &state, status, out, err)
 			upsertFailing(ctx, in.Failing)
 			if wait := retryWait(in.Failing.Attempts); wait > 0 {
-				waitForSignal(ctx, signals, wait)
+				// The timer's summary, on the timeline beside the red
+				// failure, is what failed, word for word.
+				waitForSignal(ctx, signals, wait, state.LastError+" (retry in "+wait.String()+")")
 			}
 			continue
 		}
@@ -90,7 +92,7 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			}
 			return nil
 		}
-		waitForSignal(ctx, signals, 0)
+		waitForSignal(ctx, signals, 0, "")
 	}
 }
 
@@ -321,14 +323,15 @@ func fromSvcbridge(p *commonpb.Payload) bool {
 	return p != nil && converter.GetDefaultDataConverter().FromPayload(p, &s) == nil && s == SignalFromSvcbridge
 }
 
-// waitForSignal blocks until a signal arrives, or d passes when d > 0.
-func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Duration) {
+// waitForSignal blocks until a signal arrives, or d passes when d > 0; the
+// timer shows summary on the Web UI's timeline.
+func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Duration, summary string) {
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(ch, func(workflow.ReceiveChannel, bool) {})
 	if d > 0 {
 		tctx, cancel := workflow.WithCancel(ctx)
 		defer cancel()
-		sel.AddFuture(workflow.NewTimer(tctx, d), func(workflow.Future) {})
+		sel.AddFuture(workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}), func(workflow.Future) {})
 	}
 	sel.Select(ctx)
 }
@@ -359,7 +362,7 @@ func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 			}
 			q = queueOutlook(ctx) // for the leases the window left
 		}
-		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease))
+		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease), "")
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
 }
@@ -389,7 +392,7 @@ func blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in A
 		if !retryAt.IsZero() {
 			wait = max(retryAt.Sub(workflow.Now(ctx)), time.Second)
 		}
-		waitForSignal(ctx, signals, wait)
+		waitForSignal(ctx, signals, wait, "")
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
 }
