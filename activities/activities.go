@@ -303,6 +303,37 @@ func describe(plan service.RouterPlan) []string {
 	return out
 }
 
+// RecordSignalledReconcile records n reconcile signals that a person sent
+// to the service's workflow outside svcbridge (the Temporal Web UI's Send a
+// Signal) as the API records a reconcile request: counted on the service,
+// so the pass that answers them reads their number, and an event each. A
+// deleted service whose objects remain gets the events only, as from the
+// API.
+func (a *Activities) RecordSignalledReconcile(ctx context.Context, name string, n int) error {
+	return a.Store.InTx(ctx, func(tx *store.Tx) error {
+		svc, err := tx.GetService(ctx, name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		for range n {
+			if err == nil {
+				if _, err := tx.RequestReconcile(ctx, name); err != nil {
+					return err
+				}
+			}
+			if err := tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonReconcileRequested,
+				Generation: svc.Generation, Message: SignalledReconcileMessage}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SignalledReconcileMessage is the event of a reconcile signal sent
+// outside svcbridge.
+const SignalledReconcileMessage = "reconcile requested through a Temporal signal (the Web UI's Send a Signal, or the temporal CLI)"
+
 // FinishService records the outcome of a reconcile: ready when the
 // connector and the hub listener are in place, else failed with the reason,
 // which it returns.

@@ -180,6 +180,11 @@ func (d describer) service(ctx context.Context, name string) error {
 	}
 	d.field("Status", st)
 	d.field("Error", s.ErrorText())
+	if s.ProvisioningStatus == "failed" {
+		if err := d.failing(ctx, s.Name, now); err != nil {
+			return err
+		}
+	}
 	if s.ProvisioningMessage != "" {
 		d.field("Waiting", s.ProvisioningMessage)
 	}
@@ -238,6 +243,57 @@ func (d describer) distribution(s Service, now time.Time) error {
 		fmt.Fprintf(d.w, "  ... and %d more agents (--all lists them, -o yaml gives every entry)\n", more)
 	}
 	return nil
+}
+
+// failing prints since when a failed service's passes have failed and how
+// many, from its failure events (a server without events says nothing).
+func (d describer) failing(ctx context.Context, name string, now time.Time) error {
+	events, supported, err := d.c.LastEvents(ctx, name, streakEvents)
+	if err != nil || !supported {
+		return err
+	}
+	f := failingStreak(events, len(events) == streakEvents)
+	if f.attempts == 0 {
+		return nil
+	}
+	since := "since"
+	if f.before {
+		since = "since before"
+	}
+	d.field("Failing", fmt.Sprintf("%s %s (%s ago), %s", since, f.since.Local().Format(time.RFC3339), age(f.since, now),
+		plural(int(f.attempts), "failed attempt", "failed attempts")))
+	return nil
+}
+
+// streakEvents is how many events describe reads for a failure streak:
+// all the server keeps of a service.
+const streakEvents = 50
+
+// streak is how long a service has failed: since the first failure after
+// its last ready (before, when the events read end first) and how many
+// passes failed.
+type streak struct {
+	since    time.Time
+	attempts int64
+	before   bool
+}
+
+// failingStreak sums the failure events (newest first) since the service
+// was last ready, created or deleted; a reconcile request or an update
+// does not end a streak, only a pass that succeeds does. truncated says
+// that older events exist beyond those given.
+func failingStreak(events []Event, truncated bool) streak {
+	var f streak
+	for _, e := range events {
+		switch e.Reason {
+		case "Failed":
+			f.since, f.attempts = e.FirstTimestamp, f.attempts+max(e.Count, 1)
+		case "Ready", "Created", "Deleted":
+			return f
+		}
+	}
+	f.before = truncated && f.attempts > 0
+	return f
 }
 
 // compactJSON shows an option's value: a string bare, anything else as

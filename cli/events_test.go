@@ -21,3 +21,27 @@ func TestEventAge(t *testing.T) {
 		}
 	}
 }
+
+func TestFailingStreak(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	ev := func(reason string, count int64, first time.Duration) Event {
+		return Event{Reason: reason, Count: count, FirstTimestamp: t0.Add(first), LastTimestamp: t0.Add(first)}
+	}
+	for _, c := range []struct {
+		name      string
+		events    []Event // newest first
+		truncated bool
+		want      streak
+	}{
+		{"never failed", []Event{ev("Ready", 1, 2), ev("Created", 1, 1)}, false, streak{}},
+		{"ready again", []Event{ev("Ready", 1, 3), ev("Failed", 4, 2), ev("Created", 1, 1)}, false, streak{}},
+		{"across reconcile requests and updates", []Event{ev("Failed", 3, 6), ev("ReconcileRequested", 1, 5), ev("Failed", 2, 4),
+			ev("Updated", 1, 3), ev("Failed", 4, 2), ev("Ready", 1, 1)}, false, streak{since: t0.Add(2), attempts: 9}},
+		{"since creation", []Event{ev("Failed", 2, 2), ev("Created", 1, 1)}, false, streak{since: t0.Add(2), attempts: 2}},
+		{"older events dropped", []Event{ev("Failed", 2, 3), ev("ReconcileRequested", 1, 2)}, true, streak{since: t0.Add(3), attempts: 2, before: true}},
+	} {
+		if got := failingStreak(c.events, c.truncated); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -524,6 +524,10 @@ func TestCLIEveryVerb(t *testing.T) {
 			regexp.MustCompile(`Distribution: +[1-9]\d*/\d+ agents listening\n`).MatchString(r.stdout) {
 			t.Errorf("describe of a failed service shows it served:\n%s", r)
 		}
+		// It says since when it fails, and how many passes failed.
+		if !regexp.MustCompile(`Failing: +since \S+ \(\S+ ago\), [1-9]\d* failed attempts?\n`).MatchString(r.stdout) {
+			t.Errorf("describe of a failed service does not say since when it fails:\n%s", r)
+		}
 		r = cliMust(t, s.url, 3, "reconcile", "--failed", "--wait", "--timeout", "60s")
 		if r.stdout != "service/checkout reconcile requested\n" || !strings.Contains(r.stderr, "service checkout failed: Agent fog-a has routerMode none") {
 			t.Errorf("reconcile --failed:\n%s", r)

@@ -16,8 +16,10 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/activities"
 	"svcbridge/store"
 	"svcbridge/workflows"
 )
@@ -78,22 +80,30 @@ func TestFailedServiceInTemporalVisibility(t *testing.T) {
 	// Find: the failed filter lists it.
 	s.waitListed(`ProvisioningStatus="failed"`, id)
 
-	// Understand: the pending retry shows its attempts and the last failure
-	// with provisioningError's message, retryable.
-	s.waitFor("a pending retry with its last failure", 30*time.Second, func() (bool, string) {
+	// Understand: each failed pass is a failure event with
+	// provisioningError's message and what failed as its type, and the
+	// memo says since when and how many passes failed.
+	s.waitFor("two failure events and the streak in the memo", 30*time.Second, func() (bool, string) {
+		n := s.failureEvents(id, reason, "InvalidPlacement")
 		d, err := s.temporal.DescribeWorkflowExecution(context.Background(), id, "")
 		if err != nil {
 			return false, err.Error()
 		}
-		for _, p := range d.GetPendingActivities() {
-			f := p.GetLastFailure()
-			if p.GetActivityType().GetName() == "ReconcileService" && f.GetMessage() == reason &&
-				f.GetApplicationFailureInfo().GetType() == "InvalidPlacement" && !f.GetApplicationFailureInfo().GetNonRetryable() {
-				return true, ""
-			}
+		memo := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
+		var attempts int
+		var since string
+		dc := converter.GetDefaultDataConverter()
+		if dc.FromPayload(memo[workflows.MemoFailedAttempts], &attempts) != nil || dc.FromPayload(memo[workflows.MemoFailingSince], &since) != nil {
+			return false, fmt.Sprint(memo)
 		}
-		return false, fmt.Sprint(d.GetPendingActivities())
+		return n >= 2 && attempts >= n && since != "", fmt.Sprintf("%d failure events, memo %d attempts since %q", n, attempts, since)
 	})
+	// A signal sent as the Web UI sends it (no input) is a reconcile
+	// request, with its event.
+	if err := s.temporal.SignalWorkflow(context.Background(), id, "", workflows.SignalReconcile, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.waitSignalledEvent("checkout")
 	if !strings.Contains(reason, "routerMode none") {
 		t.Errorf("provisioningError %q does not say why", reason)
 	}
@@ -154,6 +164,44 @@ func captureHistories(s *system) {
 		}
 		s.t.Logf("captured the history of %s in %s", id, filepath.Join(dir, file))
 	}
+}
+
+// failureEvents counts the ActivityTaskFailed events of a workflow whose
+// failure has message and type.
+func (s *system) failureEvents(id, message, typ string) int {
+	s.t.Helper()
+	n := 0
+	iter := s.temporal.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		f := e.GetActivityTaskFailedEventAttributes().GetFailure()
+		if f.GetMessage() == message && f.GetApplicationFailureInfo().GetType() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// waitSignalledEvent waits for the event of a reconcile signal sent
+// outside svcbridge.
+func (s *system) waitSignalledEvent(name string) {
+	s.t.Helper()
+	s.waitFor("the signal's reconcile request event", 30*time.Second, func() (bool, string) {
+		var events []store.Event
+		err := s.store.Read(context.Background(), func(tx *store.Tx) (err error) {
+			events, err = tx.ListEvents(context.Background(), name, nil, 0)
+			return err
+		})
+		for _, e := range events {
+			if e.Reason == store.ReasonReconcileRequested && e.Message == activities.SignalledReconcileMessage {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(events, err)
+	})
 }
 
 // signalCount counts the reconcile signals in a workflow's history.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,10 @@ import (
 
 // TestWebUIFindUnderstandRetry is an operator's round in the real Temporal
 // Web UI that `svcbridge dev` serves, in headless Chromium: find the failed
-// service through the failed filter, read the failure on the workflow page
-// without opening User Metadata, fix the cause, send the reconcile signal
-// from the UI, see it ready. Screenshots go to $SVCBRIDGE_ARTIFACTS (else a
+// service through the failed filter, see the failure in red with its
+// reason on the workflow page's first screen, without opening a tab, fix
+// the cause, send the reconcile signal from the UI (recorded as a reconcile
+// request), see it ready. Screenshots go to $SVCBRIDGE_ARTIFACTS (else a
 // temporary directory); their paths are logged.
 func TestWebUIFindUnderstandRetry(t *testing.T) {
 	browser := chromium(t)
@@ -30,12 +32,19 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 	list := dev.UIURL() + "/namespaces/" + dev.Namespace() + "/workflows"
 	// Find: the failed filter lists it.
 	b.open(list+"?query="+url.QueryEscape(`ProvisioningStatus="failed"`), id, "1-failed-filter.png")
-	// Understand: the pending activity's last failure on the workflow page
-	// says what provisioningError says.
-	b.open(list+"/"+url.PathEscape(id), "Pending Activities", "")
-	b.click(`[data-testid="pending-activities-tab"]`, "")
-	b.see("Last Failure", reason)
-	b.screenshot("2-failure-in-pending-activities.png")
+	// Understand: the workflow page's first screen, its timeline, shows
+	// the failed passes as red failure events, and the wait after the last
+	// one says what failed, as provisioningError words it.
+	b.open(list+"/"+url.PathEscape(id), reason, "2-failure-first-screen.png")
+	failed, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(
+		'#event-history-timeline-graph g[role="button"]')].filter(g => g.querySelector('rect.dot.Failed')).map(g =>
+		g.textContent.trim() + " fill=" + getComputedStyle(g.querySelector('rect.dot.Failed')).fill)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(failed, redFailure) {
+		t.Errorf("no red ReconcileService failure on the timeline: %q", failed)
+	}
 
 	// Retry: fix the cause (the agent change also signals a reconcile of
 	// its own), then send the reconcile signal from the UI, whose signals
@@ -47,7 +56,17 @@ func TestWebUIFindUnderstandRetry(t *testing.T) {
 		return n == 1, fmt.Sprintf("%d reconcile signals from the Web UI", n)
 	})
 	s.waitStatus("checkout", "ready")
+	s.waitSignalledEvent("checkout")
 	b.open(list+"?query="+url.QueryEscape(`ProvisioningStatus="ready"`), id, "4-ready-filter.png")
+}
+
+// redFailure reports whether a timeline row (its text, then its failed
+// dot's fill) is a ReconcileService failure drawn in red.
+func redFailure(row string) bool {
+	var r, g, b int
+	text, fill, _ := strings.Cut(row, " fill=")
+	_, err := fmt.Sscanf(fill, "rgb(%d, %d, %d)", &r, &g, &b)
+	return strings.HasPrefix(text, "ReconcileService") && err == nil && r > 200 && g < 120 && b < 120
 }
 
 // browser is a headless Chromium tab whose actions all end by deadline.

@@ -27,7 +27,7 @@ var serviceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
 
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), SignalReconcile, nil,
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), SignalReconcile, SignalFromSvcbridge,
 		c.serviceStart(name), ServiceWorkflowName, ServiceInput{Name: name})
 	return err
 }

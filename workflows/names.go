@@ -17,9 +17,13 @@ const (
 	ServiceWorkflowName    = "ServiceWorkflow"
 	AgentQueueWorkflowName = "AgentQueueWorkflow"
 	AgentBatchWorkflowName = "AgentBatchWorkflow"
-	// SignalReconcile says "something changed; reconcile". It carries no
-	// data: the workflow re-reads the current state.
-	SignalReconcile = "reconcile"
+	// SignalReconcile says "something changed; reconcile". The workflow
+	// re-reads the current state; the only data is who sent it: svcbridge
+	// sends SignalFromSvcbridge, and a signal without it (the Web UI's Send
+	// a Signal, temporal workflow signal) is a person's reconcile request,
+	// which the service workflow records as the API records its own.
+	SignalReconcile     = "reconcile"
+	SignalFromSvcbridge = "svcbridge"
 	// QueryState answers what the service workflow is doing.
 	QueryState = "state"
 	// SearchAttributeService carries the service name, so the Web UI can
@@ -29,6 +33,11 @@ const (
 	// the workflow's last pass: the Web UI lists failed services with
 	// ProvisioningStatus="failed".
 	SearchAttributeStatus = "ProvisioningStatus"
+	// MemoFailingSince and MemoFailedAttempts are in a failing service
+	// workflow's memo: since when its passes fail (RFC 3339, UTC) and how
+	// many failed in a row.
+	MemoFailingSince   = "failingSince"
+	MemoFailedAttempts = "failedAttempts"
 )
 
 // Register registers every workflow type under its name on a worker, or
@@ -78,6 +87,8 @@ var (
 // ServiceInput is the service workflow's input.
 type ServiceInput struct {
 	Name string
+	// Failing is the failure streak a run continued as new carries on.
+	Failing FailureStreak `json:",omitzero"`
 }
 
 // AgentQueueInput is the agent queue workflow's input.
@@ -93,8 +104,9 @@ type AgentBatchInput struct {
 
 // ServiceState is the answer to QueryState.
 type ServiceState struct {
-	Service    string `json:"service"`
-	Step       string `json:"step"`
-	LastError  string `json:"lastError,omitempty"`
-	Reconciles int    `json:"reconciles"`
+	Service    string        `json:"service"`
+	Step       string        `json:"step"`
+	LastError  string        `json:"lastError,omitempty"`
+	Reconciles int           `json:"reconciles"`
+	Failing    FailureStreak `json:"failing,omitzero"`
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -28,12 +30,14 @@ const (
 
 // ServiceWorkflow is the entity workflow of one Service (ID
 // <prefix>service/<name>). Each time it is signalled it reconciles to the
-// current row on a fast path of local activities. When that fails it
-// records the failure (status row, ProvisioningStatus, current details),
-// then runs the whole pass as one activity Temporal retries with backoff, so
-// the Web UI shows the attempts and the last failure in red; a reconcile
-// signal cuts the wait short. It ends once the service is deleted and its
-// objects are gone.
+// current row on a fast path of local activities. When a pass fails it
+// records the failure (status row, ProvisioningStatus, current details,
+// memo) and runs the next passes as regular activities of one attempt
+// each, with its own backoff that a reconcile signal cuts short: every
+// failed pass is then an ActivityTaskFailed event, which the Web UI shows
+// in red with provisioningError's message, and the failure streak (since
+// when, how many passes) survives signals and continue-as-new. It ends
+// once the service is deleted and its objects are gone.
 func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 	state := ServiceState{Service: in.Name, Step: "starting"}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (ServiceState, error) { return state, nil }); err != nil {
@@ -47,14 +51,39 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 		if i >= maxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			return workflow.NewContinueAsNewError(ctx, ServiceWorkflowName, in)
 		}
-		drain(signals)
+		if n := takeSignals(signals); n > 0 && failureEvents(ctx) {
+			recordSignals(ctx, in.Name, n)
+		}
 		state.Reconciles++
-		out, err := activities.RunPass(localSteps{ctx: ctx, state: &state}, in.Name)
-		if err != nil {
+		var out activities.Outcome
+		var err error
+		if in.Failing.Attempts == 0 {
+			out, err = activities.RunPass(localSteps{ctx: ctx, state: &state}, in.Name)
+		} else {
+			out, err = passActivity(ctx, in.Name, in.Failing)
+		}
+		if err != nil && !failureEvents(ctx) {
+			// A run begun before failureEventsChange: Temporal retries.
 			status = report(ctx, &state, status, out, err)
 			if out, err = retryPass(ctx, signals, in.Name); errors.Is(err, errSignalled) {
 				continue // reconcile at once, on the fast path
 			}
+		}
+		if err != nil && failureEvents(ctx) {
+			in.Failing = in.Failing.failed(workflow.Now(ctx))
+			state.Failing = in.Failing
+			status = report(ctx, &state, status, out, err)
+			upsertFailing(ctx, in.Failing)
+			if wait := retryWait(in.Failing.Attempts); wait > 0 {
+				// The timer's summary, on the timeline beside the red
+				// failure, is what failed, word for word.
+				waitForSignal(ctx, signals, wait, state.LastError+" (retry in "+wait.String()+")")
+			}
+			continue
+		}
+		if in.Failing.Attempts > 0 {
+			in.Failing, state.Failing = FailureStreak{}, FailureStreak{}
+			upsertFailing(ctx, in.Failing)
 		}
 		status = report(ctx, &state, status, out, err)
 		if out.Gone {
@@ -63,7 +92,64 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			}
 			return nil
 		}
-		waitForSignal(ctx, signals, 0)
+		waitForSignal(ctx, signals, 0, "")
+	}
+}
+
+// failureEventsChange versions ServiceWorkflow's failure handling: from
+// failureEventsVersion on, a failed pass is retried by the workflow's own
+// backoff as activities of one attempt (each failure an event), and a
+// reconcile signal sent outside svcbridge is recorded as a reconcile
+// request. Runs begun before it replay Temporal's retries. It is asked
+// where the two first differ (a failed pass, a signal from outside), so a
+// run that never failed takes the new handling at its next failure.
+const (
+	failureEventsChange  = "service-failure-events"
+	failureEventsVersion = 1
+)
+
+func failureEvents(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, failureEventsChange, workflow.DefaultVersion, failureEventsVersion) == failureEventsVersion
+}
+
+// passActivity runs one reconcile pass of a failing service as a regular
+// activity of a single attempt: its failure is an ActivityTaskFailed event
+// carrying provisioningError's message and what failed as its type. Its
+// summary, on the Web UI's timeline, says which attempt it is and since
+// when the service fails.
+func passActivity(ctx workflow.Context, name string, failing FailureStreak) (out activities.Outcome, err error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    activities.PassHeartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:             failing.summary(name),
+	})
+	err = workflow.ExecuteActivity(actx, a.ReconcileService, name).Get(ctx, &out)
+	return out, err
+}
+
+// upsertFailing shows the failure streak in the workflow's memo (the Web
+// UI's Memo tab, and visibility); a streak that ended removes it.
+func upsertFailing(ctx workflow.Context, f FailureStreak) {
+	memo := map[string]any{MemoFailingSince: nil, MemoFailedAttempts: nil}
+	if f.Attempts > 0 {
+		memo[MemoFailingSince], memo[MemoFailedAttempts] = f.Since.UTC().Format(time.RFC3339), f.Attempts
+	}
+	// Only a failure to encode; the memo would merely lag.
+	_ = workflow.UpsertMemo(ctx, memo)
+}
+
+// recordSignals records n reconcile signals sent outside svcbridge (the
+// Web UI's Send a Signal) as reconcile requests, as the API records its
+// own, before the pass that answers them. A failure to record is logged:
+// the reconcile goes on.
+func recordSignals(ctx workflow.Context, name string, n int) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         quickRetries,
+	})
+	if err := workflow.ExecuteLocalActivity(lctx, a.RecordSignalledReconcile, name, n).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("could not record a reconcile signal", "service", name, "error", err)
 	}
 }
 
@@ -87,13 +173,14 @@ func provisioningStatus(last string, out activities.Outcome, err error) string {
 var statusKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeStatus)
 
 // report shows a pass's outcome: in the query state, in the current details
-// (the failure first, as provisioningError words it) and, when it changed,
-// in the ProvisioningStatus search attribute. It returns the status.
+// (the failure first, as provisioningError words it, with the streak when
+// the workflow retries it) and, when it changed, in the ProvisioningStatus
+// search attribute. It returns the status.
 func report(ctx workflow.Context, state *ServiceState, last string, out activities.Outcome, err error) string {
 	status := provisioningStatus(last, out, err)
 	if err != nil {
-		state.Step, state.LastError = status+"; Temporal retries the reconcile (signal reconcile to retry now)", activities.Reason(err)
-		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError)
+		state.Step, state.LastError = status+"; "+state.Failing.retrying(), activities.Reason(err)
+		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError+state.Failing.details())
 	} else {
 		state.Step, state.LastError = status+"; waiting for changes", ""
 		workflow.SetCurrentDetails(ctx, status)
@@ -214,14 +301,37 @@ func drain(ch workflow.ReceiveChannel) bool {
 	return got
 }
 
-// waitForSignal blocks until a signal arrives, or d passes when d > 0.
-func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Duration) {
+// takeSignals empties the service workflow's signal channel and returns
+// how many of its signals svcbridge did not send (see SignalFromSvcbridge).
+// Payloads are taken raw, so that no input, whatever it is, loses a
+// signal.
+func takeSignals(ch workflow.ReceiveChannel) (outside int) {
+	var v converter.RawValue
+	for ch.ReceiveAsync(&v) {
+		if !fromSvcbridge(v.Payload()) {
+			outside++
+		}
+		v = converter.RawValue{}
+	}
+	return outside
+}
+
+// fromSvcbridge reports whether a reconcile signal's payload is the one
+// svcbridge's client sends.
+func fromSvcbridge(p *commonpb.Payload) bool {
+	var s string
+	return p != nil && converter.GetDefaultDataConverter().FromPayload(p, &s) == nil && s == SignalFromSvcbridge
+}
+
+// waitForSignal blocks until a signal arrives, or d passes when d > 0; the
+// timer shows summary on the Web UI's timeline.
+func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Duration, summary string) {
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(ch, func(workflow.ReceiveChannel, bool) {})
 	if d > 0 {
 		tctx, cancel := workflow.WithCancel(ctx)
 		defer cancel()
-		sel.AddFuture(workflow.NewTimer(tctx, d), func(workflow.Future) {})
+		sel.AddFuture(workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}), func(workflow.Future) {})
 	}
 	sel.Select(ctx)
 }
@@ -252,7 +362,7 @@ func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
 			}
 			q = queueOutlook(ctx) // for the leases the window left
 		}
-		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease))
+		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease), "")
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
 }
@@ -282,7 +392,7 @@ func blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in A
 		if !retryAt.IsZero() {
 			wait = max(retryAt.Sub(workflow.Now(ctx)), time.Second)
 		}
-		waitForSignal(ctx, signals, wait)
+		waitForSignal(ctx, signals, wait, "")
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -78,7 +80,7 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 		}
 		// Once ready, the service is deleted: the workflow ends.
 		deleted = true
-		env.SignalWorkflow(SignalReconcile, nil)
+		env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge)
 	}, time.Hour)
 	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
@@ -149,7 +151,7 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Duration(i)*time.Minute)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Duration(i)*time.Minute)
 	}
 	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	var can *workflow.ContinueAsNewError
@@ -176,12 +178,130 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 		sizes = append(sizes, len(uuids))
 		return nil
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
 	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 	if len(sizes) != 3 || sizes[0]+sizes[1]+sizes[2] != 12000 || slices.Max(sizes) > fanoutChunk {
 		t.Errorf("chunks %v, want 12000 agents in 3 chunks of at most %d", sizes, fanoutChunk)
+	}
+}
+
+// A failing service's passes are activities of one attempt, retried by the
+// workflow's backoff: a reconcile signal cuts the wait short and does not
+// start the count over, and one sent outside svcbridge (the Web UI) is
+// recorded as a reconcile request.
+func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
+	fixed := false
+	failure := temporal.NewApplicationError("agent fog-a has routerMode none", activities.TypeInvalidPlacement)
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (activities.Outcome, error) {
+		if fixed {
+			return activities.Outcome{Planned: true, Exists: true}, nil
+		}
+		return activities.Outcome{Planned: true, Exists: true}, failure
+	})
+	var recorded []int
+	env.OnActivity(a.RecordSignalledReconcile, mock.Anything, "checkout", mock.Anything).Return(func(_ context.Context, _ string, n int) error {
+		recorded = append(recorded, n)
+		return nil
+	})
+	query := func() ServiceState {
+		var s ServiceState
+		v, err := env.QueryWorkflow(QueryState)
+		if err == nil {
+			err = v.Get(&s)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		return s
+	}
+	var before, after, ready ServiceState
+	env.RegisterDelayedCallback(func() {
+		before = query()
+		env.SignalWorkflow(SignalReconcile, nil) // as the Web UI sends it
+	}, 10*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		after = query()
+		fixed = true
+		env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge)
+	}, 10*time.Minute+time.Second)
+	env.RegisterDelayedCallback(func() { ready = query() }, 11*time.Minute)
+	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, time.Hour)
+	start := env.Now()
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+
+	// Waits of 0, 2, 4, ... 256 s: 10 passes in the first 10 minutes.
+	if before.Failing.Attempts != 10 || !before.Failing.Since.Equal(start) || before.LastError != "agent fog-a has routerMode none" {
+		t.Errorf("after 10 minutes the state is %+v, want 10 failed attempts since %s", before, start)
+	}
+	if after.Failing.Attempts != 11 || !after.Failing.Since.Equal(start) {
+		t.Errorf("after a signal the state is %+v, want the 11th failed attempt since %s", after, start)
+	}
+	if !slices.Equal(recorded, []int{1}) {
+		t.Errorf("recorded the Web UI's signals %v times, want once", recorded)
+	}
+	if ready.Failing != (FailureStreak{}) || ready.Step != "ready; waiting for changes" {
+		t.Errorf("once ready the state is %+v, want no failure streak", ready)
+	}
+}
+
+func TestRetryWait(t *testing.T) {
+	for _, c := range []struct {
+		attempts int
+		want     time.Duration
+	}{
+		{0, 0}, {1, 0}, // the fast path failed: retry as an activity at once
+		{2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
+		{9, 256 * time.Second}, {10, 5 * time.Minute}, {1000000, 5 * time.Minute},
+	} {
+		if got := retryWait(c.attempts); got != c.want {
+			t.Errorf("retryWait(%d) = %s, want %s", c.attempts, got, c.want)
+		}
+	}
+}
+
+func TestFailureStreak(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 14, 57, 56, 0, time.UTC)
+	f := FailureStreak{}.failed(t0).failed(t0.Add(time.Minute))
+	if f != (FailureStreak{Since: t0, Attempts: 2}) {
+		t.Fatalf("two failures: %+v, want since the first", f)
+	}
+	if got, want := f.summary("checkout"), "Reconcile service checkout: attempt 3, failing since 2026-12-03 14:57:56 UTC"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	if got, want := f.retrying(), "failing since 2026-12-03 14:57:56 UTC, 2 failed attempts; retrying in 2s (signal reconcile to retry now)"; got != want {
+		t.Errorf("retrying %q, want %q", got, want)
+	}
+}
+
+func TestFromSvcbridge(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	payload := func(v any) *commonpb.Payload {
+		p, err := dc.ToPayload(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		p    *commonpb.Payload
+		want bool
+	}{
+		{payload(SignalFromSvcbridge), true},
+		{nil, false},          // the Web UI, without input
+		{payload(nil), false}, // older svcbridge releases, and the Web UI
+		{payload("please"), false},
+		{payload(map[string]int{"x": 1}), false},
+		{&commonpb.Payload{Metadata: map[string][]byte{"encoding": []byte("binary/plain")}, Data: []byte("svcbridge")}, false},
+	} {
+		if got := fromSvcbridge(c.p); got != c.want {
+			t.Errorf("fromSvcbridge(%v) = %v, want %v", c.p, got, c.want)
+		}
 	}
 }
