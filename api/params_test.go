@@ -84,7 +84,7 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 
 		// Nothing is written.
 		api.JSON("POST", "/api/v3/services?replicas=2", map[string]any{"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}).
-			WantError(400, "ValidationError", "Unknown query parameter replicas (this route takes dryRun)")
+			WantError(400, "ValidationError", "Unknown query parameter replicas (this route takes dryRun, bridgePort)")
 		api.Do("GET", "/api/v3/services/vendor", nil).Want(http.StatusNotFound)
 		if len(rec.services) != 0 {
 			t.Errorf("reconciles %v after a refused create", rec.services)
