@@ -227,14 +227,14 @@ func (c *Client) printWarnings(h http.Header) {
 	}
 }
 
-// warningText is the text of a Warning header value `299 - "text"`,
-// unquoted; any other value as is.
+// warningText is the text of a Warning header value `code agent "text"`
+// (svcbridge's agent is "-"), unquoted; any other value as is.
 func warningText(v string) string {
-	_, quoted, ok := strings.Cut(v, " - ")
-	if !ok {
+	parts := strings.SplitN(v, " ", 3)
+	if len(parts) != 3 {
 		return v
 	}
-	if text, err := strconv.Unquote(quoted); err == nil {
+	if text, err := strconv.Unquote(parts[2]); err == nil {
 		return text
 	}
 	return v
