@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
-	"svcbridge/inventory"
 	"svcbridge/kube"
 	"svcbridge/metrics"
 	"svcbridge/service"
@@ -72,7 +71,7 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 		if at, ok := svc.AnsweredRequest(); ok {
 			plan.RequestedAt = at
 		}
-		in, err := a.placementInput(ctx, tx, svc)
+		in, err := tx.PlacementInput(ctx, svc, a.ControlPlane)
 		if err != nil {
 			return err
 		}
@@ -117,39 +116,6 @@ func serviceWritten(ctx context.Context, tx *store.Tx, name string) ([]service.W
 		out[i] = service.Written{Agent: e.Agent, Connector: e.Kind == store.KindConnector}
 	}
 	return out, err
-}
-
-// placementInput loads the agents a service's placement depends on.
-func (a *Activities) placementInput(ctx context.Context, tx *store.Tx, svc service.Service) (service.PlacementInput, error) {
-	in := service.PlacementInput{Service: svc, ControlPlane: a.ControlPlane}
-	optional := func(agent inventory.Agent, err error) (*inventory.Agent, error) {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		return &agent, err
-	}
-	var err error
-	switch svc.Type {
-	case service.TypeMicroservice:
-		ms, merr := tx.GetMicroservice(ctx, svc.Resource)
-		if merr == nil {
-			in.Backend, err = optional(tx.AgentByUUID(ctx, ms.AgentUUID))
-		} else if !errors.Is(merr, store.ErrNotFound) {
-			err = merr
-		}
-	case service.TypeAgent:
-		in.Backend, err = optional(tx.AgentByUUID(ctx, svc.Resource))
-	}
-	if err != nil {
-		return in, err
-	}
-	if in.DefaultRouter, err = optional(tx.DefaultRouter(ctx)); err != nil {
-		return in, err
-	}
-	if svc.DefaultBridge != service.DefaultBridge {
-		in.Bridge, err = optional(tx.AgentByUUID(ctx, svc.DefaultBridge))
-	}
-	return in, err
 }
 
 // ReconcileAgents makes the objects of one service right on the routers

@@ -144,6 +144,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 	var a, out inventory.Agent
 	var view wire.Agent
 	var dependents []string
+	var broken []breakage
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := findAgent(ctx, tx, ref)
 		if err != nil {
@@ -160,6 +161,9 @@ func (s *Server) patchAgent(c *gin.Context) {
 		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
 			return err
 		}
+		if broken, err = s.brokenServices(ctx, tx, dependents); err != nil {
+			return err
+		}
 		view, err = agentView(ctx, tx, out)
 		return err
 	})
@@ -168,6 +172,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
+	warnBroken(c, broken)
 	c.JSON(http.StatusOK, view)
 }
 
@@ -183,6 +188,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 	var a, out inventory.Agent
 	var view wire.Agent
 	var dependents []string
+	var broken []breakage
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetAgent(ctx, *in.Name)
 		switch {
@@ -205,6 +211,9 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
 			return err
 		}
+		if broken, err = s.brokenServices(ctx, tx, dependents); err != nil {
+			return err
+		}
 		view, err = agentView(ctx, tx, out)
 		return err
 	})
@@ -219,6 +228,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		return
 	}
 	s.agentChanged(c, out.UUID, dependents)
+	warnBroken(c, broken)
 	c.JSON(http.StatusOK, view)
 }
 

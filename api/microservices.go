@@ -269,6 +269,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 	var old, m inventory.Microservice
 	var out wire.Microservice
 	var services []string
+	var broken []breakage
 	err := s.inTx(c, func(tx *store.Tx) error {
 		var err error
 		if old, err = findMicroservice(ctx, tx, id); err != nil {
@@ -289,6 +290,11 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		if services, err = tx.ServicesOfMicroservice(ctx, m.UUID); err != nil {
 			return err
+		}
+		if inventory.MicroserviceRoutingChanged(old, m) {
+			if broken, err = s.brokenServices(ctx, tx, services); err != nil {
+				return err
+			}
 		}
 		stored, err := tx.GetMicroservice(ctx, m.UUID)
 		if err != nil {
@@ -312,6 +318,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		}
 		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsChanged(rctx, agents...))
 	}
+	warnBroken(c, broken)
 	c.JSON(http.StatusOK, out)
 }
 

@@ -32,6 +32,9 @@ type Client struct {
 	// DryRun sends every write with ?dryRun=true: the server checks it
 	// and answers what it would do, storing nothing (see CheckDryRun).
 	DryRun bool
+	// Warnings, when set, receives the text of every Warning header of
+	// an answer (what a change would break), as kubectl prints them.
+	Warnings io.Writer
 	// lastWrite is the body of the latest 2xx answer to a dry-run write,
 	// for diff: what the object would be.
 	lastWrite []byte
@@ -199,6 +202,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	if err != nil {
 		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
 	}
+	c.printWarnings(resp.Header)
 	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 && resp.Header.Get("X-Dry-Run") != "true" {
 		return resp.StatusCode, resp.Header, out, fmt.Errorf("%s %s: the server did not answer as a dry run: it may have made the change", method, path)
 	}
@@ -210,6 +214,30 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 		return resp.StatusCode, resp.Header, out, c.apiError(resp.StatusCode, method, path, out)
 	}
 	return resp.StatusCode, resp.Header, out, nil
+}
+
+// printWarnings writes each Warning header's text to c.Warnings as
+// "Warning: text" (a value not of the form 299 - "text" as it came).
+func (c *Client) printWarnings(h http.Header) {
+	if c.Warnings == nil {
+		return
+	}
+	for _, v := range h.Values("Warning") {
+		fmt.Fprintf(c.Warnings, "Warning: %s\n", warningText(v))
+	}
+}
+
+// warningText is the text of a Warning header value `code agent "text"`
+// (svcbridge's agent is "-"), unquoted; any other value as is.
+func warningText(v string) string {
+	parts := strings.SplitN(v, " ", 3)
+	if len(parts) != 3 {
+		return v
+	}
+	if text, err := strconv.Unquote(parts[2]); err == nil {
+		return text
+	}
+	return v
 }
 
 // send sends one request; an answer that never came is an

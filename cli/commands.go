@@ -249,7 +249,7 @@ func (c *conn) client(cmd *cobra.Command) (*Client, error) {
 		return nil, err
 	}
 	return &Client{Server: conn.server, Token: conn.token, HTTP: &http.Client{Timeout: 30 * time.Second},
-		unauthorized: conn.unauthorizedHint()}, nil
+		Warnings: cmd.ErrOrStderr(), unauthorized: conn.unauthorizedHint()}, nil
 }
 
 // normalizeServer accepts host:port and a URL; it returns a URL without a

@@ -373,6 +373,17 @@ func TestCLIEveryVerb(t *testing.T) {
 		if r.stdout != "service/checkout reconcile requested (server dry run)\n" {
 			t.Errorf("reconcile --dry-run=server:\n%s", r)
 		}
+		// An agent change that would break a service says so on stderr,
+		// as kubectl prints the API's warnings, and still succeeds.
+		none := cliFile(t, "fog-a-none.yaml", cliFogANone)
+		const warning = "Warning: service checkout would fail: Agent fog-a has routerMode none: a TCP bridge service requires a router on the agent\n"
+		r = cliMust(t, s.url, 0, "apply", "-f", none, "--dry-run=server")
+		if r.stderr != warning || !strings.HasPrefix(r.stdout, "agent/fog-a configured") {
+			t.Errorf("apply --dry-run=server of a breaking agent change:\n%s", r)
+		}
+		if r = cliMust(t, s.url, 1, "diff", "-f", none); r.stderr != warning {
+			t.Errorf("diff of a breaking agent change:\n%s", r)
+		}
 		if svc, ok := s.getService("vendor"); !ok || svc.TargetPort != 8443 || svc.Generation != 2 {
 			t.Errorf("vendor after dry runs: %+v", svc)
 		}
@@ -496,9 +507,12 @@ func TestCLIEveryVerb(t *testing.T) {
 	})
 
 	t.Run("--wait failure exits 3 with the provisioningError", func(t *testing.T) {
-		cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "fog-a-none.yaml", cliFogANone))
+		r := cliMust(t, s.url, 0, "apply", "-f", cliFile(t, "fog-a-none.yaml", cliFogANone))
+		if !strings.Contains(r.stderr, "Warning: service checkout will fail: Agent fog-a has routerMode none") {
+			t.Errorf("apply of a breaking agent change warned nothing:\n%s", r)
+		}
 		// Reconcile now, so as not to wait for the dependent reconcile.
-		r := cliMust(t, s.url, 3, "reconcile", "checkout", "--wait", "--timeout", "60s")
+		r = cliMust(t, s.url, 3, "reconcile", "checkout", "--wait", "--timeout", "60s")
 		if !strings.Contains(r.stdout, "service/checkout reconcile requested") ||
 			!strings.Contains(r.stderr, "service checkout failed: Agent fog-a has routerMode none: a TCP bridge service requires a router on the agent") {
 			t.Errorf("reconcile --wait of a failing service:\n%s", r)
