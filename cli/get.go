@@ -112,7 +112,9 @@ connection is opened again and nothing is missed or printed twice.
 the list by a field of the object as the API answers it (.name, .bridgePort,
 .provisioningStatus, .createdAt; .spec.targetPort and {.metadata.name} as kubectl
 writes them work too); objects without the field come first. Both apply to
-every -o format, before printing, and not to --watch.
+every -o format, before printing. With --watch, -l selects the changes too (a
+service that stops matching is DELETED, one that starts ADDED) and --sort-by
+orders the initial list; changes follow in the order they happen.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge get services
   svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
@@ -138,7 +140,7 @@ every -o format, before printing, and not to --watch.
 					return err
 				}
 			}
-			lo, err := parseListOptions(kind, names, selector, sortBy, watch)
+			lo, err := parseListOptions(kind, names, selector, sortBy)
 			if err != nil {
 				return &ExitError{Code: ExitOther, Err: err}
 			}
@@ -152,7 +154,7 @@ every -o format, before printing, and not to --watch.
 				if out.format == "yaml" {
 					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name or -o json (a JSON line per change)")}
 				}
-				return watchObjects(ctx, client, w, kind, names, out.format, noHeaders)
+				return watchObjects(ctx, client, w, kind, names, out.format, noHeaders, lo)
 			}
 			switch kind {
 			case "services":
@@ -180,12 +182,9 @@ type listOptions struct {
 }
 
 // parseListOptions checks -l and --sort-by against what get lists.
-func parseListOptions(kind string, names []string, selector, sortBy string, watch bool) (listOptions, error) {
+func parseListOptions(kind string, names []string, selector, sortBy string) (listOptions, error) {
 	var lo listOptions
 	var err error
-	if watch && (selector != "" || sortBy != "") {
-		return lo, errors.New("--watch takes neither -l nor --sort-by")
-	}
 	if selector != "" {
 		if kind != "services" {
 			return lo, errors.New("-l selects services (by tag) only")

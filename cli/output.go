@@ -120,13 +120,18 @@ func newTable(w io.Writer, header ...string) *table {
 
 func (t *table) row(cells ...string) {
 	for i, c := range cells {
-		if c == "" {
-			cells[i] = "-"
-		}
-		// A tab or a newline would break the columns.
-		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(cells[i])
+		cells[i] = tableCell(c)
 	}
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+}
+
+// tableCell is a cell as a table prints it: "-" when empty, and without
+// the tabs and newlines that would break the columns.
+func tableCell(c string) string {
+	if c == "" {
+		return "-"
+	}
+	return strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
 }
 
 func (t *table) flush() error { return t.tw.Flush() }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // WatchEvent is one change a watch reports.
@@ -156,66 +157,139 @@ var watchKinds = map[string]struct {
 	"microservices": {"/api/v3/microservices", func(r json.RawMessage) string { m, _ := decodeMicroservice(r); return m.Application + "/" + m.Name }, microserviceDocument},
 }
 
-// watchObjects is get -w: the kind's objects (those named, or all) as
-// they change, until ctx ends. A table gets an EVENT column; its initial
-// state is one aligned table, then a line per change.
-func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, noHeaders bool) error {
+// watchObjects is get -w: the kind's objects (those named, or all, or
+// those -l selects) as they change, until ctx ends. The initial state is
+// printed at the stream's BOOKMARK, ordered by --sort-by; later changes in
+// the order they come. A service that stops matching -l is reported
+// DELETED and one that starts matching ADDED, as kubectl's label-selected
+// watch does. A table gets an EVENT column, and its change rows keep the
+// initial table's columns.
+func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, noHeaders bool, lo listOptions) error {
 	k := watchKinds[kind]
 	wide := format == "wide"
 	header := map[string][]string{"services": serviceHeader(wide), "agents": agentHeader(wide), "microservices": microserviceHeader(wide)}[kind]
-	var t *table  // the initial state is one aligned table
-	live := false // after it, a line per change
-	return c.Watch(ctx, k.path, k.key, func(e WatchEvent) error {
-		if e.Type == "ERROR" {
-			// The server ended the stream (this client fell behind, say):
-			// its reason is the user's to see, and the watch ends.
-			var reason struct{ Name, Message string }
-			json.Unmarshal(e.Object, &reason)
-			return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server ended the watch: %s (%s)", reason.Message, reason.Name)}
+	// The EVENT column is as wide as its widest value from the start.
+	cols := &columns{w: w, header: tableHeader(noHeaders, append([]string{"EVENT"}, header...)...), widths: []int{len("MODIFIED")}}
+	var initial []WatchEvent // until the BOOKMARK
+	live := false
+	shown := map[string]bool{} // printed and still selected
+	print := func(events ...WatchEvent) error {
+		var rows [][]string
+		for _, e := range events {
+			name := k.key(e.Object)
+			switch format {
+			case "name":
+				if _, err := fmt.Fprintf(w, "%s/%s\n", kindSingular[kind], name); err != nil {
+					return err
+				}
+				continue
+			case "json":
+				doc, err := k.toDoc(e.Object)
+				if err != nil {
+					return err
+				}
+				line, err := json.Marshal(struct {
+					Type   string          `json:"type"`
+					Object json.RawMessage `json:"object"`
+				}{e.Type, doc})
+				if err != nil {
+					return err
+				}
+				if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
+					return err
+				}
+				continue
+			}
+			row, err := watchRow(kind, e.Object, wide)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, append([]string{e.Type}, row...))
 		}
+		return cols.print(rows)
+	}
+	return c.Watch(ctx, k.path, k.key, func(e WatchEvent) error {
 		if e.Type == "BOOKMARK" {
 			live = true
-			if t == nil {
-				return nil
+			sorted, err := sortByField(initial, func(e WatchEvent) json.RawMessage { return e.Object }, lo.sortBy)
+			if err != nil {
+				return err
 			}
-			return t.flush()
+			return print(sorted...)
 		}
 		name := k.key(e.Object)
 		if len(names) > 0 && !slices.Contains(names, name) {
 			return nil
 		}
-		switch format {
-		case "name":
-			_, err := fmt.Fprintf(w, "%s/%s\n", kindSingular[kind], name)
-			return err
-		case "json":
-			doc, err := k.toDoc(e.Object)
+		if lo.tags != nil {
+			s, err := decodeService(e.Object)
 			if err != nil {
 				return err
 			}
-			line, err := json.Marshal(struct {
-				Type   string          `json:"type"`
-				Object json.RawMessage `json:"object"`
-			}{e.Type, doc})
-			if err != nil {
-				return err
+			switch selected := len(selectServices([]Service{s}, lo.tags)) == 1; {
+			case e.Type != "DELETED" && !selected && !shown[name]:
+				return nil
+			case e.Type != "DELETED" && !selected:
+				e.Type = "DELETED" // it left the selection
+			case e.Type == "DELETED" && !shown[name]:
+				return nil
+			case e.Type == "MODIFIED" && !shown[name]:
+				e.Type = "ADDED" // it entered the selection
 			}
-			_, err = fmt.Fprintf(w, "%s\n", line)
-			return err
 		}
-		row, err := watchRow(kind, e.Object, wide)
-		if err != nil {
-			return err
+		if e.Type == "DELETED" {
+			delete(shown, name)
+		} else {
+			shown[name] = true
 		}
-		if t == nil {
-			t = newTable(w, tableHeader(noHeaders, append([]string{"EVENT"}, header...)...)...)
+		if !live {
+			initial = append(initial, e)
+			return nil
 		}
-		t.row(append([]string{e.Type}, row...)...)
-		if live {
-			return t.flush()
-		}
-		return nil
+		return print(e)
 	})
+}
+
+// columns prints a watch's table: the initial rows aligned as one table,
+// then each later row padded to the same column widths (widened when a
+// cell is wider), where a tabwriter would align each row only to itself.
+// The header comes with the first row.
+type columns struct {
+	w      io.Writer
+	header []string
+	widths []int
+	begun  bool
+}
+
+func (c *columns) print(rows [][]string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if !c.begun && len(c.header) > 0 {
+		rows = append([][]string{c.header}, rows...)
+	}
+	c.begun = true
+	for _, r := range rows {
+		for i, cell := range r {
+			r[i] = tableCell(cell)
+			if i == len(c.widths) {
+				c.widths = append(c.widths, 0)
+			}
+			c.widths[i] = max(c.widths[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, cell := range r {
+			b.WriteString(cell)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", c.widths[i]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(c.w, b.String())
+	return err
 }
 
 // watchRow is the table row of one object of kind.

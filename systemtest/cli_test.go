@@ -693,6 +693,55 @@ spec:
 		expect(`^DELETED\s+watched\s`)
 	})
 
+	// get -w -l selects the changes too, and --sort-by orders the initial
+	// list; change rows keep the table's columns.
+	t.Run("get -w -l --sort-by", func(t *testing.T) {
+		for _, n := range []string{"w-b", "w-a"} {
+			s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": n, "type": "external", "resource": "198.51.100.21", "targetPort": 22, "tags": []string{"watchme"}}, nil)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary(t), "get", "services", "-w", "-l", "watchme", "--sort-by", "{.metadata.name}")
+		cmd.Env = cliEnv(t, s.url)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stdout)
+		var seen []string
+		next := func(re string) string {
+			t.Helper()
+			if !lines.Scan() {
+				t.Fatalf("get -w ended; it printed:\n%s", strings.Join(seen, "\n"))
+			}
+			seen = append(seen, lines.Text())
+			if !regexp.MustCompile(re).MatchString(lines.Text()) {
+				t.Fatalf("get -w printed %q, want a line matching %s; before it:\n%s", lines.Text(), re, strings.Join(seen, "\n"))
+			}
+			return lines.Text()
+		}
+		header := next(`^EVENT\s+NAME\s+TYPE`)
+		next(`^ADDED\s+w-a\s`)
+		next(`^ADDED\s+w-b\s`)
+		// An unselected service changes nothing; w-b losing its tag
+		// leaves the selection.
+		s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": "w-c", "type": "external", "resource": "198.51.100.21", "targetPort": 23}, nil)
+		s.must(http.StatusNoContent, "PATCH", "/api/v3/services/w-b", map[string]any{"tags": []string{}}, nil)
+		gone := next(`^DELETED\s+w-b\s`)
+		if strings.Index(gone, "w-b") != strings.Index(header, "NAME") {
+			t.Errorf("the change row is not aligned with the table:\n%s\n%s", header, gone)
+		}
+		s.must(http.StatusNoContent, "PATCH", "/api/v3/services/w-c", map[string]any{"tags": []string{"watchme"}}, nil)
+		next(`^ADDED\s+w-c\s`)
+		for _, n := range []string{"w-a", "w-b", "w-c"} {
+			s.must(http.StatusNoContent, "DELETE", "/api/v3/services/"+n, nil, nil)
+		}
+	})
+
 	t.Run("completion", func(t *testing.T) {
 		r := cliMust(t, "", 0, "completion", "bash")
 		if !strings.Contains(r.stdout, "__start_svcbridge") {
