@@ -40,6 +40,27 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 	return runCLIEnv(t, server, nil, args...)
 }
 
+// startCLI runs the real binary with args against server in the
+// background until the test ends (at most two minutes), and returns what
+// it prints on stdout, line by line: for verbs that run on, as get -w.
+func startCLI(t *testing.T, server string, args ...string) *bufio.Scanner {
+	t.Helper()
+	bin := binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = cliEnv(t, server)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return bufio.NewScanner(stdout)
+}
+
 // runCLIEnv is runCLI with env added to cliEnv's (a later value wins).
 func runCLIEnv(t *testing.T, server string, env []string, args ...string) cliResult {
 	t.Helper()
@@ -661,19 +682,7 @@ spec:
 
 	// get -w prints the services, then each change as the server reports it.
 	t.Run("get -w", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binary(t), "get", "services", "-w")
-		cmd.Env = cliEnv(t, s.url)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		lines := bufio.NewScanner(stdout)
+		lines := startCLI(t, s.url, "get", "services", "-w")
 		var seen []string
 		expect := func(re string) {
 			t.Helper()
@@ -699,19 +708,7 @@ spec:
 		for _, n := range []string{"w-b", "w-a"} {
 			s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{"name": n, "type": "external", "resource": "198.51.100.21", "targetPort": 22, "tags": []string{"watchme"}}, nil)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binary(t), "get", "services", "-w", "-l", "watchme", "--sort-by", "{.metadata.name}")
-		cmd.Env = cliEnv(t, s.url)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		lines := bufio.NewScanner(stdout)
+		lines := startCLI(t, s.url, "get", "services", "-w", "-l", "watchme", "--sort-by", "{.metadata.name}")
 		var seen []string
 		next := func(re string) string {
 			t.Helper()
