@@ -117,6 +117,9 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		if err := tx.CreateAgent(ctx, &a, hash); err != nil {
 			return err
 		}
+		if err := tx.QueueAgents(ctx, []string{a.UUID}); err != nil {
+			return err
+		}
 		// Read back so the answer equals a later GET (the database
 		// rounds timestamps).
 		stored, err := tx.GetAgent(ctx, a.UUID)
@@ -130,7 +133,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 		fail(c, s.agentWriteError(c, err, a))
 		return
 	}
-	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
+	s.afterCommit(c, "agent", s.Reconciler.AgentsQueued(reconcileCtx(c), a.UUID))
 	c.JSON(http.StatusCreated, wire.CreatedAgent{Agent: out, Token: token})
 }
 
@@ -232,8 +235,8 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 	c.JSON(http.StatusOK, view)
 }
 
-// updateAgent validates a (old changed) and writes it in tx, returning the
-// stored agent.
+// updateAgent validates a (old changed) and writes it in tx, with its
+// router queued for a reconcile, returning the stored agent.
 func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Agent, a *inventory.Agent) (inventory.Agent, error) {
 	if err := inventory.ValidateAgent(*a); err != nil {
 		return inventory.Agent{}, err
@@ -242,6 +245,9 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 		return inventory.Agent{}, err
 	}
 	if err := tx.UpdateAgent(ctx, a); err != nil {
+		return inventory.Agent{}, err
+	}
+	if err := tx.QueueAgents(ctx, []string{a.UUID}); err != nil {
 		return inventory.Agent{}, err
 	}
 	return tx.GetAgent(ctx, a.UUID)
@@ -260,7 +266,7 @@ func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent
 // and the services that depend on it.
 func (s *Server) agentChanged(c *gin.Context, uuid string, services []string) {
 	ctx := reconcileCtx(c)
-	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(ctx, uuid))
+	s.afterCommit(c, "agent", s.Reconciler.AgentsQueued(ctx, uuid))
 	for _, name := range services {
 		s.afterCommit(c, "service "+name, s.Reconciler.ServiceChanged(ctx, name))
 	}
@@ -363,7 +369,10 @@ func (s *Server) deleteAgent(c *gin.Context) {
 		if len(refs) > 0 {
 			return inUse("Agent %s cannot be deleted: %s", a.Name, strings.Join(refs, "; "))
 		}
-		return tx.DeleteAgent(ctx, a.UUID)
+		if err := tx.DeleteAgent(ctx, a.UUID); err != nil {
+			return err
+		}
+		return tx.QueueAgents(ctx, []string{a.UUID})
 	})
 	if store.IsConflict(err, store.ForeignKey) {
 		// Something started referring to it after AgentReferences looked.
@@ -374,7 +383,7 @@ func (s *Server) deleteAgent(c *gin.Context) {
 		return
 	}
 	// The workers drop what they placed for it.
-	s.afterCommit(c, "agent", s.Reconciler.AgentsChanged(reconcileCtx(c), a.UUID))
+	s.afterCommit(c, "agent", s.Reconciler.AgentsQueued(reconcileCtx(c), a.UUID))
 	c.Status(http.StatusNoContent)
 }
 

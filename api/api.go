@@ -40,7 +40,10 @@ type Reconciler interface {
 	// workflow most likely does not run yet.
 	ServiceCreated(ctx context.Context, name string) error
 	ServiceChanged(ctx context.Context, name string) error
-	AgentsChanged(ctx context.Context, uuids ...string) error
+	// AgentsQueued wakes the reconcile of agents' routers that the write
+	// queued in its transaction (store.Tx.QueueAgents): a mark committed
+	// with the change survives a crash before this call.
+	AgentsQueued(ctx context.Context, uuids ...string) error
 }
 
 // Options configure the API.

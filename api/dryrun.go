@@ -62,9 +62,9 @@ func (r dryRunReconciler) ServiceCreated(ctx context.Context, name string) error
 	return r.Reconciler.ServiceCreated(ctx, name)
 }
 
-func (r dryRunReconciler) AgentsChanged(ctx context.Context, uuids ...string) error {
+func (r dryRunReconciler) AgentsQueued(ctx context.Context, uuids ...string) error {
 	if isDryRun(ctx) {
 		return nil
 	}
-	return r.Reconciler.AgentsChanged(ctx, uuids...)
+	return r.Reconciler.AgentsQueued(ctx, uuids...)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"svcbridge/auth"
 	"svcbridge/inventory"
@@ -115,7 +116,7 @@ func writeRouterConfig(t *testing.T, st *store.Store, agentUUID, cfg string) {
 
 func TestAgentCRUD(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		api, _, rec := newTestAPI(t, dialect)
+		api, st, rec := newTestAPI(t, dialect)
 
 		hub := createAgent(t, api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
 		if !inventory.IsUUID(hub.UUID) || hub.RouterMode != "interior" || !hub.DefaultRouter || hub.Host != "hub.example.com" {
@@ -210,15 +211,26 @@ func TestAgentCRUD(t *testing.T) {
 		// Every create, update and delete asked for the agent's reconcile.
 		want := [][]string{{hub.UUID}, {edge.UUID}, {bare.UUID}, {edge.UUID}, {edge.UUID}, {edge.UUID}, {edge.UUID}, {bare.UUID}}
 		if got := rec.AgentCalls(); !slices.EqualFunc(got, want, slices.Equal) {
-			t.Fatalf("AgentsChanged calls = %v\nwant %v", got, want)
+			t.Fatalf("AgentsQueued calls = %v\nwant %v", got, want)
 		}
 		if len(rec.Services()) != 0 {
 			t.Fatalf("ServiceChanged calls = %v", rec.Services())
 		}
 
-		// A failed trigger does not fail the committed request.
+		// A failed trigger does not fail the committed request, and the
+		// router's reconcile was queued with the change: a crash before
+		// the trigger loses nothing.
+		if err := st.InTx(context.Background(), func(tx *store.Tx) error {
+			_, err := tx.ClaimQueuedAgents(context.Background(), 100, time.Hour)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 		rec.FailWith(errors.New("temporal down"))
 		api.JSON(http.MethodPatch, "/api/v3/agents/hub", `{"tags":["t"]}`).Want(http.StatusOK)
+		if q, err := st.QueueOutlook(context.Background(), 100); err != nil || q.Claimable != 1 {
+			t.Fatalf("agents queued for a reconcile after a failed trigger: %+v %v, want the hub", q, err)
+		}
 	})
 }
 
@@ -282,7 +294,7 @@ spec:
 
 		want := []string{created.UUID, created.UUID, created.UUID}
 		if got := rec.Agents(); !slices.Equal(got, want) {
-			t.Fatalf("AgentsChanged = %v, want %v", got, want)
+			t.Fatalf("AgentsQueued = %v, want %v", got, want)
 		}
 	})
 }
@@ -554,7 +566,7 @@ func TestMicroserviceCRUD(t *testing.T) {
 			t.Fatalf("ServiceChanged = %v", s)
 		}
 		if ag := rec.AgentCalls(); !slices.EqualFunc(ag, [][]string{{a.UUID}}, slices.Equal) {
-			t.Fatalf("AgentsChanged = %v", ag)
+			t.Fatalf("AgentsQueued = %v", ag)
 		}
 		// Moving it reconciles both agents.
 		rec.Reset()
@@ -563,7 +575,7 @@ func TestMicroserviceCRUD(t *testing.T) {
 			t.Fatalf("after move = %+v", got)
 		}
 		if ag := rec.AgentCalls(); !slices.EqualFunc(ag, [][]string{{a.UUID, b.UUID}}, slices.Equal) {
-			t.Fatalf("AgentsChanged = %v", ag)
+			t.Fatalf("AgentsQueued = %v", ag)
 		}
 		if s := rec.Services(); !slices.Equal(s, []string{"checkout", "checkout-2"}) {
 			t.Fatalf("ServiceChanged = %v", s)

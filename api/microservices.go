@@ -292,6 +292,9 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 			return err
 		}
 		if inventory.MicroserviceRoutingChanged(old, m) {
+			if err := tx.QueueAgents(ctx, movedAgents(old, m)); err != nil {
+				return err
+			}
 			if broken, err = s.brokenServices(ctx, tx, services); err != nil {
 				return err
 			}
@@ -312,14 +315,20 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		for _, svc := range services {
 			s.afterCommit(c, "service "+svc, s.Reconciler.ServiceChanged(rctx, svc))
 		}
-		agents := []string{old.AgentUUID}
-		if m.AgentUUID != old.AgentUUID {
-			agents = append(agents, m.AgentUUID)
-		}
-		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsChanged(rctx, agents...))
+		agents := movedAgents(old, m)
+		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsQueued(rctx, agents...))
 	}
 	warnBroken(c, broken)
 	c.JSON(http.StatusOK, out)
+}
+
+// movedAgents are the agents whose routers a change of a microservice
+// from old to m concerns: the one it ran on, and the one it runs on now.
+func movedAgents(old, m inventory.Microservice) []string {
+	if m.AgentUUID == old.AgentUUID {
+		return []string{old.AgentUUID}
+	}
+	return []string{old.AgentUUID, m.AgentUUID}
 }
 
 func (s *Server) deleteMicroservice(c *gin.Context) {

@@ -56,7 +56,7 @@ func (r *recordingReconciler) ServiceCreated(ctx context.Context, name string) e
 	return r.ServiceChanged(ctx, name)
 }
 
-func (r *recordingReconciler) AgentsChanged(_ context.Context, uuids ...string) error {
+func (r *recordingReconciler) AgentsQueued(_ context.Context, uuids ...string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.agents = append(r.agents, slices.Clone(uuids))
@@ -78,7 +78,7 @@ func (r *recordingReconciler) Services() []string {
 	return slices.Clone(r.services)
 }
 
-// AgentCalls returns the arguments of each AgentsChanged call.
+// AgentCalls returns the arguments of each AgentsQueued call.
 func (r *recordingReconciler) AgentCalls() [][]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -89,7 +89,7 @@ func (r *recordingReconciler) AgentCalls() [][]string {
 	return out
 }
 
-// Agents returns every uuid passed to AgentsChanged, in call order.
+// Agents returns every uuid passed to AgentsQueued, in call order.
 func (r *recordingReconciler) Agents() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

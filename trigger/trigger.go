@@ -39,5 +39,14 @@ func (t Trigger) AgentsChanged(ctx context.Context, uuids ...string) error {
 	if err := t.Store.InTx(ctx, func(tx *store.Tx) error { return tx.QueueAgents(ctx, uuids) }); err != nil {
 		return err
 	}
+	return t.AgentsQueued(ctx, uuids...)
+}
+
+// AgentsQueued wakes the queue's workflow for agents that a committed
+// write queued in its own transaction.
+func (t Trigger) AgentsQueued(ctx context.Context, uuids ...string) error {
+	if len(uuids) == 0 {
+		return nil
+	}
 	return t.Workflows.WakeAgentQueue(ctx)
 }

@@ -134,6 +134,6 @@ func serveTestAPI(t *testing.T, args []string, o api.Options) (net.Listener, con
 // noReconciles starts nothing: these tests have no Temporal.
 type noReconciles struct{}
 
-func (noReconciles) ServiceCreated(context.Context, string) error   { return nil }
-func (noReconciles) ServiceChanged(context.Context, string) error   { return nil }
-func (noReconciles) AgentsChanged(context.Context, ...string) error { return nil }
+func (noReconciles) ServiceCreated(context.Context, string) error  { return nil }
+func (noReconciles) ServiceChanged(context.Context, string) error  { return nil }
+func (noReconciles) AgentsQueued(context.Context, ...string) error { return nil }
