@@ -254,12 +254,17 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 }
 
 // dependentServices names the services to reconcile after an agent
-// changed from old to a (see inventory.RoutingChanged).
+// changed from old to a (see inventory.RoutingChanged), and requests their
+// reconciles in tx, with the change.
 func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
 	if !inventory.RoutingChanged(old, a) {
 		return nil, nil
 	}
-	return tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)
+	names, err := tx.ServicesDependingOn(ctx, a.UUID, old.DefaultRouter || a.DefaultRouter)
+	if err != nil {
+		return nil, err
+	}
+	return names, tx.RequestReconciles(ctx, names)
 }
 
 // agentChanged starts the reconciles after an agent write: its own router

@@ -17,6 +17,7 @@ import (
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 // createdAgent is the answer of an agent create.
@@ -567,6 +568,13 @@ func TestMicroserviceCRUD(t *testing.T) {
 		}
 		if ag := rec.AgentCalls(); !slices.EqualFunc(ag, [][]string{{a.UUID}}, slices.Equal) {
 			t.Fatalf("AgentsQueued = %v", ag)
+		}
+		// The services' reconciles were requested with the change, so
+		// they happen even when the signals are lost.
+		var svc wire.Service
+		api.Do(http.MethodGet, "/api/v3/services/checkout", nil).Want(http.StatusOK).Decode(&svc)
+		if svc.ReconcileRequest != 1 || svc.ObservedReconcileRequest != 0 {
+			t.Fatalf("checkout's reconcile requests %d, observed %d, want 1, 0", svc.ReconcileRequest, svc.ObservedReconcileRequest)
 		}
 		// Moving it reconciles both agents.
 		rec.Reset()

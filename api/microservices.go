@@ -295,6 +295,9 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 			if err := tx.QueueAgents(ctx, movedAgents(old, m)); err != nil {
 				return err
 			}
+			if err := tx.RequestReconciles(ctx, services); err != nil {
+				return err
+			}
 			if broken, err = s.brokenServices(ctx, tx, services); err != nil {
 				return err
 			}

@@ -66,9 +66,10 @@ type Service struct {
 	// generation the last finished reconcile applied.
 	Generation         int64 `json:"generation"`
 	ObservedGeneration int64 `json:"observedGeneration"`
-	// ReconcileRequest counts the reconciles asked for through the API;
-	// ObservedReconcileRequest is the count the last finished reconcile
-	// read when it began.
+	// ReconcileRequest counts the reconciles asked for through the API:
+	// POST .../reconcile, and changes of the agents and microservices the
+	// service depends on. ObservedReconcileRequest is the count the last
+	// finished reconcile read when it began.
 	ReconcileRequest         int64     `json:"reconcileRequest"`
 	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
 	CreatedAt                time.Time `json:"createdAt"`
@@ -82,9 +83,10 @@ type Service struct {
 
 // AnsweredRequest is when the request that a reconcile pass beginning now
 // answers was made, and whether it answers one: a spec or a reconcile
-// request no finished pass has seen, or a service not ready yet. A pass
-// over a ready service that has seen both (after an agent change, a resync,
-// a drift check) answers none: the time to ready is not its to measure.
+// request (an agent or microservice change is one) no finished pass has
+// seen, or a service not ready yet. A pass over a ready service that has
+// seen both (a resync, a drift check) answers none: the time to ready is
+// not its to measure.
 func (s *Service) AnsweredRequest() (time.Time, bool) {
 	if s.ProvisioningStatus == StatusReady && s.Generation == s.ObservedGeneration &&
 		s.ReconcileRequest == s.ObservedReconcileRequest {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
@@ -124,6 +125,31 @@ func TestUnsettledAmong(t *testing.T) {
 				if queued, err := tx.AgentQueued(ctx, agent); err != nil || queued != want {
 					t.Errorf("agent %s queued %v (%v), want %v", agent, queued, err, want)
 				}
+			}
+			return nil
+		})
+		// A reconcile requested by an inventory change unsettles a ready
+		// service until a pass that read the request finishes; the resync
+		// leaves it to the API's signal for a grace period.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.RequestReconciles(ctx, []string{"ready", "unknown"})
+		})
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if got, err := tx.UnsettledAmong(ctx, []string{"ready"}); err != nil || !slices.Equal(got, []string{"ready"}) {
+				t.Errorf("after a request: unsettled %v (%v), want [ready]", got, err)
+			}
+			if got, err := tx.UnsettledServices(ctx, time.Now().Add(-time.Minute)); err != nil || slices.Contains(got, "ready") {
+				t.Errorf("resync within the grace: %v (%v), want no ready", got, err)
+			}
+			if got, err := tx.UnsettledServices(ctx, time.Now().Add(time.Minute)); err != nil || !slices.Contains(got, "ready") {
+				t.Errorf("resync after the grace: %v (%v), want ready among them", got, err)
+			}
+			_, err := tx.SetServiceStatus(ctx, "ready", 1, 1, service.StatusReady, nil, nil, false)
+			return err
+		})
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if got, err := tx.UnsettledAmong(ctx, []string{"ready"}); err != nil || len(got) != 0 {
+				t.Errorf("after the pass that read the request: unsettled %v (%v), want none", got, err)
 			}
 			return nil
 		})

@@ -417,10 +417,34 @@ func (t *Tx) PruneDeletions(ctx context.Context) error {
 // time to ready counts from requested_at.
 func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
 	var n int64
-	err := t.get(ctx, &n, `UPDATE services SET reconcile_request = reconcile_request + 1, requested_at = ? WHERE name = ?
+	err := t.get(ctx, &n, `UPDATE services SET `+requestReconcile+` WHERE name = ?
 		RETURNING reconcile_request`, now(), name)
 	return n, err
 }
+
+// RequestReconciles counts a reconcile of each named service, asked for by
+// a change of an agent or microservice it depends on, in the transaction
+// of that change: until a reconcile that began after it finishes, the
+// service is unsettled, so the worker's resync signals it again when the
+// API's signal is lost, and the drift check does not mistake its pass
+// under way for a repair.
+func (t *Tx) RequestReconciles(ctx context.Context, names []string) error {
+	at := now()
+	for chunk := range slices.Chunk(names, 500) {
+		q, args, err := t.in(`UPDATE services SET `+requestReconcile+` WHERE name IN (?)`, at, chunk)
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestReconcile counts one more reconcile request, made at its one
+// argument.
+const requestReconcile = `reconcile_request = reconcile_request + 1, requested_at = ?`
 
 // SetServiceStatus records the outcome of reconciling generation gen, which
 // began when the service's reconcile request count was request, and the
@@ -435,9 +459,10 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen, request int
 	return n > 0, err
 }
 
-// pendingNames selects services whose latest generation no reconcile has
-// finished.
-const pendingNames = `SELECT name FROM services WHERE generation <> observed_generation`
+// pendingNames selects services whose latest generation or reconcile
+// request no reconcile has finished.
+const pendingNames = `SELECT name FROM services
+	WHERE (generation <> observed_generation OR reconcile_request <> observed_reconcile_request)`
 
 // deletingNames selects deleted services (without a row) that still have
 // router entries or Kubernetes objects: those a reconcile has not removed
@@ -446,18 +471,21 @@ const deletingNames = `SELECT d.name FROM (SELECT service_name AS name, cluster_
 	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = d.name)
 	  AND (d.cluster_objects OR EXISTS (SELECT 1 FROM router_entries e WHERE e.service_name = d.name))`
 
-// UnsettledServices names services whose latest generation no reconcile
-// has finished, and names that still have router entries but no row: the
-// work a lost signal would otherwise leave undone.
+// UnsettledServices names services whose latest generation or reconcile
+// request no reconcile has finished (changed or requested before
+// olderThan: the newer ones' signals may be on their way), and names that
+// still have router entries but no row: the work a lost signal would
+// otherwise leave undone.
 func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]string, error) {
 	var names []string
-	err := t.sel(ctx, &names, pendingNames+` AND updated_at < ?
-		UNION `+deletingNames+` ORDER BY 1`, olderThan)
+	err := t.sel(ctx, &names, pendingNames+` AND updated_at < ? AND requested_at < ?
+		UNION `+deletingNames+` ORDER BY 1`, olderThan, olderThan)
 	return names, err
 }
 
 // UnsettledAmong names those of names that a reconcile has yet to finish:
-// a generation no reconcile finished, or deleted with objects left.
+// a generation or request no reconcile finished, or deleted with objects
+// left.
 func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
 	var out []string
 	for chunk := range slices.Chunk(names, 500) {

@@ -52,7 +52,8 @@ type Service struct {
 	// generation the last finished reconcile applied.
 	Generation         int64 `json:"generation"`
 	ObservedGeneration int64 `json:"observedGeneration"`
-	// ReconcileRequest counts the reconciles asked for (POST .../reconcile);
+	// ReconcileRequest counts the reconciles asked for (POST .../reconcile,
+	// and changes of the agents and microservices the service depends on);
 	// ObservedReconcileRequest is the count the last finished reconcile
 	// read when it began: once it reaches a request's number, the status
 	// is that request's answer.
