@@ -9,7 +9,6 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -36,8 +35,6 @@ type Store struct {
 	// ends its listener.
 	feed     *feed
 	stopFeed func()
-	// transactions counts the transactions begun, reads and writes.
-	transactions atomic.Uint64
 }
 
 // Dialect is Postgres or SQLite.

@@ -48,7 +48,6 @@ func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
 		if s.dialect == SQLite {
 			iso = sql.LevelDefault // a WAL read transaction is one snapshot
 		}
-		s.transactions.Add(1)
 		tx, err := s.reads.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.dialect == Postgres, Isolation: iso})
 		if err != nil {
 			return mapErr(err)
@@ -72,7 +71,6 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 			return ctx.Err()
 		}
 	}
-	s.transactions.Add(1)
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return mapErr(err)
@@ -121,11 +119,6 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	}
 	return err
 }
-
-// Transactions is how many transactions the store began (reads and
-// writes, attempts that were retried too): what a request cost the
-// database, for tests and benchmarks.
-func (s *Store) Transactions() uint64 { return s.transactions.Load() }
 
 // commitOutcome asks PostgreSQL, on another connection, what became of
 // transaction xid whose commit lost its connection: committed is success,
