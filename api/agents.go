@@ -8,10 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"gopkg.in/yaml.v3"
 
 	"svcbridge/auth"
-	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/store"
 	"svcbridge/wire"
@@ -75,7 +73,7 @@ func findAgent(ctx context.Context, tx *store.Tx, ref string) (inventory.Agent, 
 }
 
 func (s *Server) createAgent(c *gin.Context) {
-	in, ok := jsonDocument(c, decodeAgentJSON)
+	in, ok := jsonDocument(c, inventory.DecodeAgentJSON)
 	if !ok {
 		return
 	}
@@ -84,7 +82,7 @@ func (s *Server) createAgent(c *gin.Context) {
 
 // createAgentFrom validates and stores a new agent with a fresh credential,
 // answering 201 with both.
-func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
+func (s *Server) createAgentFrom(c *gin.Context, in inventory.AgentInput) {
 	id := uuid.NewString()
 	if in.UUID != nil {
 		var err error
@@ -93,7 +91,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 			return
 		}
 	}
-	a := in.apply(inventory.NewAgent(id))
+	a := in.Apply(inventory.NewAgent(id))
 	if err := inventory.ValidateAgent(a); err != nil {
 		fail(c, err)
 		return
@@ -138,7 +136,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in agentInput) {
 }
 
 func (s *Server) patchAgent(c *gin.Context) {
-	in, ok := jsonDocument(c, decodeAgentJSON)
+	in, ok := jsonDocument(c, inventory.DecodeAgentJSON)
 	if !ok {
 		return
 	}
@@ -157,7 +155,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 			return badRequest("Field 'uuid' cannot be changed")
 		}
 		// Partial: only the keys present replace stored values.
-		a = in.apply(old)
+		a = in.Apply(old)
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
@@ -182,7 +180,7 @@ func (s *Server) patchAgent(c *gin.Context) {
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
 // document, or, when the name exists, replaces it with the document.
 func (s *Server) uploadAgentYAML(c *gin.Context) {
-	in, ok := yamlUpload(c, "agent", decodeAgentYAML)
+	in, ok := yamlUpload(c, "agent", inventory.DecodeAgentYAML)
 	if !ok {
 		return
 	}
@@ -207,7 +205,7 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		exists = true
 		// The YAML is the whole desired document: absent fields take
 		// their defaults, not their stored values.
-		a = in.apply(inventory.NewAgent(old.UUID))
+		a = in.Apply(inventory.NewAgent(old.UUID))
 		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
@@ -434,144 +432,4 @@ func (s *Server) rotateAgentToken(c *gin.Context) {
 // is committed, and a client that hangs up must not cancel its reconcile.
 func reconcileCtx(c *gin.Context) context.Context {
 	return context.WithoutCancel(c.Request.Context())
-}
-
-// ---- decoding ----
-
-// agentInput is an agent as a client sent it: nil fields were absent.
-// UpstreamRouters are names or uuids until checkAgentRefs resolves them.
-type agentInput struct {
-	UUID            *string
-	Name            *string
-	Host            *string
-	RouterMode      *string
-	Tags            *[]string
-	UpstreamRouters *[]string
-	DefaultRouter   *bool
-}
-
-// apply returns base with the present fields replaced; slices are copied.
-func (in agentInput) apply(base inventory.Agent) inventory.Agent {
-	a := base
-	a.Tags = append([]string{}, base.Tags...)
-	a.UpstreamRouters = append([]string{}, base.UpstreamRouters...)
-	if in.Name != nil {
-		a.Name = *in.Name
-	}
-	if in.Host != nil {
-		a.Host = *in.Host
-	}
-	if in.RouterMode != nil {
-		a.RouterMode = *in.RouterMode
-	}
-	if in.Tags != nil {
-		a.Tags = append([]string{}, (*in.Tags)...)
-	}
-	if in.UpstreamRouters != nil {
-		a.UpstreamRouters = append([]string{}, (*in.UpstreamRouters)...)
-	}
-	if in.DefaultRouter != nil {
-		a.DefaultRouter = *in.DefaultRouter
-	}
-	return a
-}
-
-// agentFields are the keys an agent JSON document may carry: what the
-// decoder reads, plus createdAt, updatedAt and upstreamRouterNames, which
-// GET answers (accepted and ignored, so a GET answer can be sent back).
-var agentFields = document.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
-	"defaultRouter", "createdAt", "updatedAt", "upstreamRouterNames")
-
-// decodeAgentJSON reads the fields of an agent; other keys are refused.
-func decodeAgentJSON(body []byte) (agentInput, error) {
-	obj, err := document.ReadJSONFields(body, agentFields)
-	if err != nil {
-		return agentInput{}, err
-	}
-	var in agentInput
-	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
-		return agentInput{}, err
-	}
-	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
-		return agentInput{}, err
-	}
-	if in.Host, err = document.JSONField[string](obj, "host", "string"); err != nil {
-		return agentInput{}, err
-	}
-	if in.RouterMode, err = document.JSONField[string](obj, "routerMode", "string"); err != nil {
-		return agentInput{}, err
-	}
-	if in.Tags, err = document.JSONField[[]string](obj, "tags", "array of strings"); err != nil {
-		return agentInput{}, err
-	}
-	if in.UpstreamRouters, err = document.JSONField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
-		return agentInput{}, err
-	}
-	if in.DefaultRouter, err = document.JSONField[bool](obj, "defaultRouter", "boolean"); err != nil {
-		return agentInput{}, err
-	}
-	return in, nil
-}
-
-// Agent YAML kinds: AgentConfig is what iofogctl/potctl write for an
-// agent's configuration; both carry the same fields here.
-var agentKinds = []string{"Agent", "AgentConfig"}
-
-// Keys of an agent YAML document below the top level.
-var (
-	agentMetadataFields = document.NewFieldSet("name", "tags")
-	agentSpecFields     = document.NewFieldSet("host", "routerMode", "upstreamRouters", "defaultRouter")
-)
-
-// decodeAgentYAML reads one kind: Agent or AgentConfig document. The
-// document is the whole desired agent, so absent metadata.tags and
-// spec.upstreamRouters are empty lists (never nil).
-func decodeAgentYAML(body []byte) (agentInput, error) {
-	return document.ReadYAML(body, agentKinds, readAgentYAML)
-}
-
-func readAgentYAML(root *yaml.Node) (in agentInput, err error) {
-	metadata := document.YAMLValue(root, "metadata")
-	if document.IsNullYAML(metadata) {
-		return agentInput{}, badRequest("Invalid YAML format: missing metadata")
-	}
-	if metadata.Kind != yaml.MappingNode {
-		return agentInput{}, badRequest("Invalid YAML format: metadata must be a mapping")
-	}
-	// An absent spec is an agent with every default (an edge router).
-	spec := document.YAMLValue(root, "spec")
-	if document.IsNullYAML(spec) {
-		spec = &yaml.Node{Kind: yaml.MappingNode}
-	}
-	if spec.Kind != yaml.MappingNode {
-		return agentInput{}, badRequest("Invalid YAML format: spec must be a mapping")
-	}
-	if err := document.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
-		return agentInput{}, err
-	}
-	if err := document.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
-		return agentInput{}, err
-	}
-	if in.Name, err = document.YAMLString(document.YAMLValue(metadata, "name"), "name"); err != nil {
-		return agentInput{}, err
-	}
-	if in.Name == nil {
-		return agentInput{}, document.Missing("name")
-	}
-	if in.Tags, err = document.YAMLStringList(document.YAMLValue(metadata, "tags"), "tags"); err != nil {
-		return agentInput{}, err
-	}
-	if in.Host, err = document.YAMLString(document.YAMLValue(spec, "host"), "host"); err != nil {
-		return agentInput{}, err
-	}
-	if in.RouterMode, err = document.YAMLString(document.YAMLValue(spec, "routerMode"), "routerMode"); err != nil {
-		return agentInput{}, err
-	}
-	if in.UpstreamRouters, err = document.YAMLStringList(document.YAMLValue(spec, "upstreamRouters"), "upstreamRouters"); err != nil {
-		return agentInput{}, err
-	}
-	if in.DefaultRouter, err = document.YAMLBool(document.YAMLValue(spec, "defaultRouter"), "defaultRouter"); err != nil {
-		return agentInput{}, err
-	}
-	return in, nil
 }

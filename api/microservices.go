@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -100,75 +98,6 @@ func (s *Server) getMicroservice(c *gin.Context) {
 	}
 }
 
-// msInput is a microservice as a client sent it: nil fields were absent.
-// Agent is a name or a uuid.
-type msInput struct {
-	UUID            *string
-	Application     *string
-	Name            *string
-	Agent           *string
-	HostNetworkMode *bool
-}
-
-// microserviceFields are the keys a microservice JSON document may carry:
-// every key GET answers, so that an answer can be sent back; the decoder
-// reads uuid, application, name, agent and hostNetworkMode, and ignores the
-// others.
-var microserviceFields = document.NewFieldSet(answerKeys(wire.Microservice{})...)
-
-// answerKeys are the keys of v's JSON object.
-func answerKeys(v any) []string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // wire types of strings, numbers and lists
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		panic(err)
-	}
-	return slices.Collect(maps.Keys(obj))
-}
-
-func decodeMicroserviceJSON(body []byte) (msInput, error) {
-	obj, err := document.ReadJSONFields(body, microserviceFields)
-	if err != nil {
-		return msInput{}, err
-	}
-	var in msInput
-	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
-		return msInput{}, err
-	}
-	if in.Application, err = document.JSONField[string](obj, "application", "string"); err != nil {
-		return msInput{}, err
-	}
-	if in.Name, err = document.JSONField[string](obj, "name", "string"); err != nil {
-		return msInput{}, err
-	}
-	if in.Agent, err = document.JSONField[string](obj, "agent", "string"); err != nil {
-		return msInput{}, err
-	}
-	if in.HostNetworkMode, err = document.JSONField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
-		return msInput{}, err
-	}
-	return in, nil
-}
-
-// apply returns base with the present fields replaced; Agent is left to
-// resolveMicroserviceAgent.
-func (in msInput) apply(base inventory.Microservice) inventory.Microservice {
-	m := base
-	if in.Application != nil {
-		m.Application = *in.Application
-	}
-	if in.Name != nil {
-		m.Name = *in.Name
-	}
-	if in.HostNetworkMode != nil {
-		m.HostNetworkMode = *in.HostNetworkMode
-	}
-	return m
-}
-
 // checkMicroservice resolves the agent reference (in place, to a uuid) and
 // checks that (application, name) is free, in the transaction that writes.
 func checkMicroservice(ctx context.Context, tx *store.Tx, m *inventory.Microservice, agentRef *string) error {
@@ -214,11 +143,11 @@ func msWriteError(err error, m inventory.Microservice) error {
 }
 
 func (s *Server) createMicroservice(c *gin.Context) {
-	in, ok := jsonDocument(c, decodeMicroserviceJSON)
+	in, ok := jsonDocument(c, inventory.DecodeMicroserviceJSON)
 	if !ok {
 		return
 	}
-	m := in.apply(inventory.Microservice{UUID: uuid.NewString()})
+	m := in.Apply(inventory.Microservice{UUID: uuid.NewString()})
 	if in.UUID != nil {
 		m.UUID = *in.UUID
 	}
@@ -260,7 +189,7 @@ func (s *Server) createMicroservice(c *gin.Context) {
 }
 
 func (s *Server) patchMicroservice(c *gin.Context) {
-	in, ok := jsonDocument(c, decodeMicroserviceJSON)
+	in, ok := jsonDocument(c, inventory.DecodeMicroserviceJSON)
 	if !ok {
 		return
 	}
@@ -278,7 +207,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		if in.UUID != nil && *in.UUID != old.UUID {
 			return badRequest("Field 'uuid' cannot be changed")
 		}
-		m = in.apply(old)
+		m = in.Apply(old)
 		if err := inventory.ValidateMicroservice(m); err != nil {
 			return err
 		}

@@ -102,9 +102,13 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // that -o json|yaml prints every field, including ones this client does
 // not know).
 
-// Service is a Service as the API answers it (wire.Service, whose
-// HasDistribution and Raw decodeService sets).
-type Service wire.Service
+// Service is a Service as the API answers it, with what decodeService
+// keeps of the answer: whether it held a distribution, and Raw.
+type Service struct {
+	wire.Service
+	HasDistribution bool            `json:"-"`
+	Raw             json.RawMessage `json:"-"`
+}
 
 // Settled reports whether the last finished reconcile is of the latest
 // change.

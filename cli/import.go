@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"svcbridge/importer"
-	"svcbridge/wire"
 )
 
 func importCmd(o Options) *cobra.Command {
@@ -223,7 +222,7 @@ func readTarget(ctx context.Context, c *Client) (importer.Target, error) {
 	}
 	for _, s := range svcs {
 		if s.ProvisioningStatus != "deleting" { // its name is free again once its objects are gone
-			t.Services = append(t.Services, wire.Service(s))
+			t.Services = append(t.Services, s.Service)
 		}
 	}
 	return t, nil

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"svcbridge/wire"
 	"testing"
 	"time"
 
@@ -300,7 +301,7 @@ func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
 		{"one pending", []DistributionEntry{entry(true, &yes, true), entry(false, &yes, false)}, false, false},
 		{"one still to remove", []DistributionEntry{entry(true, &yes, true), entry(true, &no, true)}, false, false},
 	} {
-		s := Service{HasDistribution: true, Distribution: c.entries}
+		s := Service{Service: wire.Service{Distribution: c.entries}, HasDistribution: true}
 		if done, _, err := rolledOut(s, false); done != c.written || err != nil {
 			t.Errorf("%s: rolled out %v %v, want %v", c.name, done, err, c.written)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"svcbridge/wire"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestParseSelector(t *testing.T) {
 }
 
 func TestSelectServices(t *testing.T) {
-	svcs := []Service{{Name: "a", Tags: []string{"x", "y"}}, {Name: "b", Tags: []string{"x"}}, {Name: "c"}}
+	svcs := []Service{{Service: wire.Service{Name: "a", Tags: []string{"x", "y"}}}, {Service: wire.Service{Name: "b", Tags: []string{"x"}}}, {Service: wire.Service{Name: "c"}}}
 	for _, c := range []struct {
 		tags []string
 		want []string

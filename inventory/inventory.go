@@ -5,6 +5,8 @@ package inventory
 
 import (
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +31,18 @@ type Agent struct {
 // HasRouter reports whether the agent runs a router.
 func (a Agent) HasRouter() bool { return a.RouterMode != RouterNone && a.RouterMode != "" }
 
+// ModesWithRouter are the router modes of the agents that HasRouter
+// accepts: what a query asks for when it selects agents with a router.
+func ModesWithRouter() []string {
+	var out []string
+	for _, mode := range routerModes {
+		if (Agent{RouterMode: mode}).HasRouter() {
+			out = append(out, mode)
+		}
+	}
+	return out
+}
+
 // Microservice is a workload placed on an agent.
 type Microservice struct {
 	UUID            string    `json:"uuid" db:"uuid"`
@@ -46,6 +60,9 @@ const (
 	RouterInterior = "interior"
 	RouterNone     = "none"
 )
+
+// routerModes are the router modes an agent may have.
+var routerModes = []string{RouterEdge, RouterInterior, RouterNone}
 
 // Limits on input, one set for agents and services. Tags are stored one
 // per row and a service's become annotations: 64 tags of up to 1024 bytes
@@ -82,10 +99,8 @@ func ValidateAgent(a Agent) error {
 	if err := ValidName("name", a.Name); err != nil {
 		return err
 	}
-	switch a.RouterMode {
-	case RouterEdge, RouterInterior, RouterNone:
-	default:
-		return document.Errorf("Field routerMode is not one of enum values: edge,interior,none")
+	if !slices.Contains(routerModes, a.RouterMode) {
+		return document.Errorf("Field routerMode is not one of enum values: %s", strings.Join(routerModes, ","))
 	}
 	if len(a.Host) > MaxHost {
 		return document.Errorf("Field 'host' is longer than %d characters", MaxHost)

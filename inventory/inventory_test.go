@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,6 +109,19 @@ func TestHasRouter(t *testing.T) {
 	for mode, want := range map[string]bool{RouterEdge: true, RouterInterior: true, RouterNone: false, "": false} {
 		if got := (Agent{RouterMode: mode}).HasRouter(); got != want {
 			t.Errorf("HasRouter(%q) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
+func TestModesWithRouter(t *testing.T) {
+	got := ModesWithRouter()
+	if want := []string{RouterEdge, RouterInterior}; !slices.Equal(got, want) {
+		t.Fatalf("ModesWithRouter() = %q, want %q", got, want)
+	}
+	// The modes agree with HasRouter, the rule they are derived from.
+	for _, mode := range []string{RouterEdge, RouterInterior, RouterNone, ""} {
+		if slices.Contains(got, mode) != (Agent{RouterMode: mode}).HasRouter() {
+			t.Errorf("ModesWithRouter() and HasRouter disagree on %q", mode)
 		}
 	}
 }

@@ -245,7 +245,7 @@ func (t *Tx) AgentsWithTags(ctx context.Context, tags []string) ([]string, error
 		return nil, nil
 	}
 	query, args, err := t.in(`SELECT DISTINCT g.agent_uuid FROM agent_tags g JOIN agents a ON a.uuid = g.agent_uuid
-		WHERE g.tag IN (?) AND a.router_mode <> 'none' ORDER BY g.agent_uuid`, tags)
+		WHERE g.tag IN (?) AND a.router_mode IN (?) ORDER BY g.agent_uuid`, tags, inventory.ModesWithRouter())
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func TestDeletingUntilObjectsGone(t *testing.T) {
 		deleting := func() []string {
 			var names []string
 			mustTx(t, s, func(ctx context.Context, tx *store.Tx) (err error) {
-				names, err = tx.DeletingServices(ctx)
+				names, err = tx.DeletingServicesAfter(ctx, "", 0)
 				return err
 			})
 			return names

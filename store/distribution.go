@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"svcbridge/inventory"
 )
 
 // Distribution visibility: which routers hold a service's listener, since
@@ -106,7 +108,7 @@ func (t *Tx) AgentsSelectedBy(ctx context.Context, tags []string) ([]SelectedAge
 		return nil, nil
 	}
 	query, args, err := t.in(`SELECT g.agent_uuid, a.name, g.tag FROM agent_tags g JOIN agents a ON a.uuid = g.agent_uuid
-		WHERE g.tag IN (?) AND a.router_mode <> 'none' ORDER BY a.name, g.position`, tags)
+		WHERE g.tag IN (?) AND a.router_mode IN (?) ORDER BY a.name, g.position`, tags, inventory.ModesWithRouter())
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Exec and Get run raw SQL in a transaction, for tests that look at the
@@ -37,3 +41,31 @@ func WriterStatements(ctx context.Context, s *Store, part string) (int, error) {
 
 // LearnedXID is the transaction's id as a write learned it (0: none did).
 func (t *Tx) LearnedXID() int64 { return t.xid }
+
+// Starved runs fn while it holds every connection of s's pools, so that
+// whatever fn asks of the database waits until fn's context ends, wait
+// from now: fn succeeds only when it is answered from memory.
+func Starved(s *Store, wait time.Duration, fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pools := []*sqlx.DB{s.db}
+	if s.reads != s.db {
+		pools = append(pools, s.reads)
+	}
+	for _, pool := range pools {
+		n := pool.Stats().MaxOpenConnections
+		if n == 0 {
+			return errors.New("a pool without a bound cannot be starved")
+		}
+		for range n {
+			conn, err := pool.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+		}
+	}
+	ctx, cancel = context.WithTimeout(ctx, wait)
+	defer cancel()
+	return fn(ctx)
+}

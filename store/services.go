@@ -510,13 +510,8 @@ func (t *Tx) FailedServices(ctx context.Context) ([]string, error) {
 	return names, err
 }
 
-// DeletingServices names the deleted services whose router entries remain.
-func (t *Tx) DeletingServices(ctx context.Context) ([]string, error) {
-	return t.DeletingServicesAfter(ctx, "", 0)
-}
-
-// DeletingServicesAfter pages through DeletingServices by name (byte
-// order): up to limit (0: all) named after after.
+// DeletingServicesAfter names the deleted services whose router entries
+// remain, by name (byte order): up to limit (0: all) named after after.
 func (t *Tx) DeletingServicesAfter(ctx context.Context, after string, limit int) ([]string, error) {
 	page, args := t.namedAfter("d.name", after, limit)
 	var names []string

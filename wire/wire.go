@@ -77,13 +77,6 @@ type Service struct {
 	// Distribution is sent by GET /services/{name} and by dry runs, never
 	// by lists: nil is absent, empty is none.
 	Distribution []DistributionEntry `json:"distribution,omitzero"`
-
-	// HasDistribution and Raw are what a client keeps of the answer it
-	// decoded, never sent: whether it held a distribution, and its bytes,
-	// with the fields this client does not know. They are here, not in a
-	// client's wrapper, because the CLI's Service is this type itself.
-	HasDistribution bool            `json:"-"`
-	Raw             json.RawMessage `json:"-"`
 }
 
 // DeletingService is a deleted service whose objects are still being
