@@ -13,7 +13,7 @@ type PlacementInput struct {
 	// bridge agent by its name, and quote the reference only when no
 	// agent answers to it.
 	Service      Service
-	ControlPlane string
+	ControlPlane ControlPlane
 	// Backend is the agent running the microservice, or the agent itself;
 	// nil for k8s and external, and when it no longer exists.
 	Backend *inventory.Agent
@@ -64,7 +64,7 @@ func errNoRouter(a *inventory.Agent) error {
 // change can fix.
 func Place(in PlacementInput) (Placement, error) {
 	s := in.Service
-	remote := in.ControlPlane != ControlPlaneKubernetes
+	remote := !in.ControlPlane.Kubernetes()
 	customBridge := s.DefaultBridge != DefaultBridge
 	backendType := s.Type == TypeMicroservice || s.Type == TypeAgent
 	var p Placement
