@@ -91,11 +91,17 @@ func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) 
 // patch ours, refuse a foreign one, delete ours when the service is gone),
 // and polls a LoadBalancer's ingress.
 func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (KubeResult, error) {
-	var res KubeResult
 	svc, err := a.kubeService(ctx, name)
 	if err != nil {
-		return res, err
+		return KubeResult{}, err
 	}
+	return a.reconcileKubeService(ctx, name, svc)
+}
+
+// reconcileKubeService is ReconcileKubeService on the service as loaded
+// (nil when deleted).
+func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc *service.Service) (KubeResult, error) {
+	var res KubeResult
 	change, err := a.syncKubeService(ctx, name, svc)
 	if err == nil && svc == nil {
 		// The hub ConfigMap's pairs went first (reconcileKube): nothing of
