@@ -31,7 +31,7 @@ type Signaler interface {
 type Activities struct {
 	Store        *store.Store
 	Tags         service.TagRule
-	ControlPlane string
+	ControlPlane service.ControlPlane
 	Signaler     Signaler
 	// Kube and KubeConfig reach the cluster on the Kubernetes control
 	// plane; nil on the remote one.
@@ -51,7 +51,7 @@ func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan,
 	var plan ServicePlan
 	var moved *service.Placement
 	err := a.Store.Read(ctx, func(tx *store.Tx) error {
-		plan, moved = ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}, nil
+		plan, moved = ServicePlan{Kubernetes: a.ControlPlane.Kubernetes()}, nil
 		written, err := serviceWritten(ctx, tx, name)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/activity"
 
+	"svcbridge/kube"
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -88,18 +89,27 @@ func (a *Activities) DriftCheckKube(ctx context.Context, after string) (string, 
 		log.Warn(msg, "service", name)
 		return nil
 	}
-	for i, svc := range svcs {
-		changed, err := a.ReconcileHubConfigMap(ctx, svc.Name)
+	for i, listed := range svcs {
+		// Read again: a service deleted since the page was read must not
+		// get its objects back; its own pass removes them.
+		svc, err := a.kubeService(ctx, listed.Name)
+		if err != nil {
+			return "", err
+		}
+		if svc == nil {
+			continue
+		}
+		changed, err := a.writeHubPairs(ctx, service.PlanHubPairs(listed.Name, svc))
 		if err == nil && changed {
-			err = report(svc.Name, metrics.Repairs.WithLabelValues("hub-configmap"),
+			err = report(listed.Name, metrics.Repairs.WithLabelValues("hub-configmap"),
 				"repaired the hub ConfigMap's pairs of a service, changed outside svcbridge")
 		}
 		if err != nil {
 			return "", err
 		}
-		changed, err = a.ensureKubeService(ctx, svc.Name, svc, true)
-		if err == nil && changed {
-			err = report(svc.Name, metrics.Repairs.WithLabelValues("kubernetes-service"),
+		change, err := a.syncKubeService(ctx, listed.Name, svc)
+		if err == nil && change.Action != kube.ServiceKeep {
+			err = report(listed.Name, metrics.Repairs.WithLabelValues("kubernetes-service"),
 				"repaired a Kubernetes Service changed or deleted outside svcbridge")
 		}
 		if err != nil {

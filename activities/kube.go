@@ -7,8 +7,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"svcbridge/kube"
 	"svcbridge/metrics"
@@ -26,20 +24,23 @@ type KubeResult struct {
 	// Endpoint is the LoadBalancer ingress (ip, else hostname); nil for
 	// other types and when there is no Kubernetes Service.
 	Endpoint *string
-	// Changed reports that the Service had to be created or patched.
-	Changed bool
 }
 
-// loadService returns the service, or ok false when it is deleted.
-func (a *Activities) loadService(ctx context.Context, name string) (svc service.Service, ok bool, err error) {
-	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
-		svc, err = tx.GetService(ctx, name)
+// kubeService gathers what the Kubernetes decisions about a service need
+// from the store: the service, nil when it is deleted.
+func (a *Activities) kubeService(ctx context.Context, name string) (*service.Service, error) {
+	var svc *service.Service
+	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
+		s, err := tx.GetService(ctx, name)
+		if err == nil {
+			svc = &s
+		}
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return svc, false, nil
+		return nil, nil
 	}
-	return svc, err == nil, err
+	return svc, err
 }
 
 // kubeCall counts a Kubernetes API call by its outcome.
@@ -51,36 +52,23 @@ func kubeCall(verb, resource string, err error) {
 	metrics.KubeCalls.WithLabelValues(verb, resource, result).Inc()
 }
 
-// ReconcileHubConfigMap makes the hub router's ConfigMap hold the
-// service's listener (and, for k8s and external backends, its connector),
-// or neither when the service is gone, by compare-and-swap. It reports
-// whether the file changed.
+// ReconcileHubConfigMap makes the hub router's ConfigMap hold the pairs
+// service.PlanHubPairs decides for the service. It reports whether the
+// file changed.
 func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bool, error) {
-	svc, exists, err := a.loadService(ctx, name)
+	svc, err := a.kubeService(ctx, name)
 	if err != nil {
 		return false, err
 	}
-	var listeners []routerconfig.Listener
-	var connectors []routerconfig.Connector
-	removeListeners := []string{routerconfig.ListenerName(name)}
-	removeConnectors := []string{routerconfig.ConnectorName(name)}
-	if exists {
-		listeners, removeListeners = []routerconfig.Listener{service.Listener(name, svc.BridgePort)}, nil
-		if svc.Type == service.TypeK8s || svc.Type == service.TypeExternal {
-			connectors = []routerconfig.Connector{service.Connector(name, svc.TargetPort,
-				service.Backend{Type: svc.Type, Resource: svc.Resource})}
-			removeConnectors = nil
-		}
-	}
+	return a.writeHubPairs(ctx, service.PlanHubPairs(name, svc))
+}
+
+// writeHubPairs writes pairs into the hub ConfigMap by compare-and-swap and
+// reports whether the file changed.
+func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) (bool, error) {
 	changed := false
-	err = kube.UpdateHub(ctx, a.Kube, a.KubeConfig, func(raw []byte) ([]byte, error) {
-		out, err := routerconfig.UpsertPairs(raw, listeners, connectors)
-		if err == nil {
-			out, err = routerconfig.RemovePairs(out, routerconfig.PairListener, removeListeners)
-		}
-		if err == nil {
-			out, err = routerconfig.RemovePairs(out, routerconfig.PairConnector, removeConnectors)
-		}
+	err := kube.UpdateHub(ctx, a.Kube, a.KubeConfig, func(raw []byte) ([]byte, error) {
+		out, err := pairs.Apply(raw)
 		changed = err == nil && !routerconfig.SameJSON(raw, out)
 		return out, err
 	})
@@ -98,23 +86,29 @@ func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bo
 	return changed, nil
 }
 
-// ReconcileKubeService makes the Kubernetes Service of a microservice,
-// agent or external service match it (create, or patch ours; a foreign
-// Service of that name is refused), polls a LoadBalancer's ingress, and
-// deletes ours when the service is gone.
+// ReconcileKubeService does what kube.PlanService decides for the
+// Kubernetes Service of a microservice, agent or external service (create,
+// patch ours, refuse a foreign one, delete ours when the service is gone),
+// and polls a LoadBalancer's ingress.
 func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (KubeResult, error) {
-	var res KubeResult
-	svc, exists, err := a.loadService(ctx, name)
+	svc, err := a.kubeService(ctx, name)
 	if err != nil {
-		return res, err
+		return KubeResult{}, err
 	}
-	res.Changed, err = a.ensureKubeService(ctx, name, svc, exists)
-	if err == nil && !exists {
+	return a.reconcileKubeService(ctx, name, svc)
+}
+
+// reconcileKubeService is ReconcileKubeService on the service as loaded
+// (nil when deleted).
+func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc *service.Service) (KubeResult, error) {
+	var res KubeResult
+	change, err := a.syncKubeService(ctx, name, svc)
+	if err == nil && svc == nil {
 		// The hub ConfigMap's pairs went first (reconcileKube): nothing of
 		// the deleted service remains in the cluster.
 		err = a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ClearDeletion(ctx, name) })
 	}
-	if err != nil || !exists || svc.Type == service.TypeK8s || *svc.K8sType != string(corev1.ServiceTypeLoadBalancer) {
+	if err != nil || !change.PollIngress {
 		return res, err
 	}
 	activity.RecordHeartbeat(ctx, "polling load balancer ingress")
@@ -131,34 +125,22 @@ func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (Kub
 	return res, nil
 }
 
-// ensureKubeService creates, patches or deletes the Kubernetes Service of
-// a service and reports whether it had to change anything.
-func (a *Activities) ensureKubeService(ctx context.Context, name string, svc service.Service, exists bool) (bool, error) {
-	if !exists || svc.Type == service.TypeK8s {
-		err := kube.DeleteService(ctx, a.Kube, a.KubeConfig, name)
+// syncKubeService makes the Kubernetes Service of service name (svc nil
+// when deleted) what kube.PlanService decides from the live one, and
+// returns the change made. A service that cannot have its Service fails
+// as an invalid placement: only a change outside the service fixes it.
+func (a *Activities) syncKubeService(ctx context.Context, name string, svc *service.Service) (kube.ServiceChange, error) {
+	change, err := kube.SyncService(ctx, a.Kube, a.KubeConfig, name, func(live *corev1.Service) (kube.ServiceChange, error) {
+		return kube.PlanService(a.KubeConfig, name, svc, live)
+	})
+	if change.Action == kube.ServiceDelete {
 		kubeCall("delete", "services", err)
-		return false, err
+	} else {
+		kubeCall("ensure", "services", err)
 	}
-	if svc.ServicePort == nil || svc.K8sType == nil {
-		return false, temporal.NewNonRetryableApplicationError("servicePort and k8sType are required on the Kubernetes control plane", TypeInvalidPlacement, nil)
-	}
-	desired := kube.BuildService(a.KubeConfig, name, *svc.ServicePort, svc.BridgePort, *svc.K8sType, svc.Tags, svc.Kubernetes)
-	cfg := a.KubeConfig.WithDefaults()
-	live, gerr := a.Kube.CoreV1().Services(cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
-	kubeCall("get", "services", ignoreNotFound(gerr))
-	changed := gerr != nil || !kube.UpToDate(live, desired)
-	err := kube.EnsureService(ctx, a.Kube, a.KubeConfig, desired)
-	kubeCall("ensure", "services", err)
 	var foreign *kube.ErrForeignService
-	if errors.As(err, &foreign) {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
+	if errors.As(err, &foreign) || errors.Is(err, kube.ErrIncompleteService) {
+		return change, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
 	}
-	return changed && err == nil, err
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return change, err
 }

@@ -56,7 +56,7 @@ type Options struct {
 	// Temporal Web UI's base URL ("": none): each service answers them
 	// and the link to its workflow, so that no client guesses them.
 	Namespace, WebUI string
-	ControlPlane     string
+	ControlPlane     service.ControlPlane
 	BridgePorts      store.PortRange
 	// BridgePortsRaw is the range as configured, for error messages.
 	BridgePortsRaw string

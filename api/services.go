@@ -351,7 +351,7 @@ func (s *Server) createSlot(f func() error) error {
 // the hub's host.
 func (s *Server) applyControlPlane(svc *service.Service, p service.Placement) {
 	svc.Placement = p
-	if s.ControlPlane == service.ControlPlaneKubernetes {
+	if s.ControlPlane.Kubernetes() {
 		return
 	}
 	port := svc.BridgePort
@@ -481,7 +481,7 @@ func (s *Server) deleteService(c *gin.Context) {
 	err := s.inTx(c, func(tx *store.Tx) error {
 		// On Kubernetes its Service and hub pairs remain until a reconcile
 		// removes them: the service shows as deleting meanwhile.
-		if err := tx.DeleteService(ctx, name, s.ControlPlane == service.ControlPlaneKubernetes); err != nil {
+		if err := tx.DeleteService(ctx, name, s.ControlPlane.Kubernetes()); err != nil {
 			return err
 		}
 		return tx.RecordEvent(ctx, store.Event{Service: name, Type: store.EventNormal, Reason: store.ReasonDeleted,

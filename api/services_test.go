@@ -36,7 +36,7 @@ type planes struct {
 }
 
 // on returns the server of the control plane.
-func (p planes) on(plane string) *testAPI {
+func (p planes) on(plane service.ControlPlane) *testAPI {
 	if plane == service.ControlPlaneKubernetes {
 		return p.kube
 	}
@@ -350,7 +350,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 
 		cases := []struct {
 			name    string
-			plane   string // "" is remote
+			plane   service.ControlPlane // "" is remote
 			req     svcRequest
 			status  int
 			errName string

@@ -28,7 +28,7 @@ type Config struct {
 	DataDir           string
 	TemporalPort      int
 	UIPort            int
-	ControlPlane      string
+	ControlPlane      service.ControlPlane
 	DatabaseURL       string
 	TemporalAddress   string
 	TemporalNamespace string
@@ -165,7 +165,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	if c.UIPort, err = port(get("ui-port")); err != nil {
 		return c, bad("ui-port", "UI_PORT", err.Error())
 	}
-	c.ControlPlane = strings.ToLower(get("control-plane"))
+	c.ControlPlane = service.ControlPlane(strings.ToLower(get("control-plane")))
 	if c.ControlPlane != service.ControlPlaneRemote && c.ControlPlane != service.ControlPlaneKubernetes {
 		return c, bad("control-plane", "CONTROL_PLANE", fmt.Sprintf("%q is neither remote nor kubernetes", c.ControlPlane))
 	}
@@ -177,7 +177,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	if c.Kube.LBPollInterval, err = time.ParseDuration(get("lb-poll-interval")); err != nil || c.Kube.LBPollInterval <= 0 {
 		return c, bad("lb-poll-interval", "LB_POLL_INTERVAL", "must be a positive Go duration such as 2s")
 	}
-	if c.ControlPlane == service.ControlPlaneKubernetes {
+	if c.ControlPlane.Kubernetes() {
 		if c.Kube.Namespace == "" {
 			return c, bad("controller-namespace", "CONTROLLER_NAMESPACE", "required when CONTROL_PLANE is kubernetes")
 		}

@@ -24,7 +24,7 @@ import (
 type Installation struct {
 	TaskQueue    string
 	IDs          workflows.IDs
-	ControlPlane string
+	ControlPlane service.ControlPlane
 	Tags         service.TagRule
 	// Kube is the cluster's settings on the Kubernetes control plane.
 	Kube kube.Config

@@ -3,12 +3,13 @@
 // JSON-patch, delete, LoadBalancer ingress), and the hub router's ConfigMap
 // (iofog-router, key skrouterd.json, an array of [type, object] pairs).
 //
-// What the objects look like is decided by pure functions (BuildService,
-// UpsertPairs, RemovePairs) that are tested without a cluster; the I/O
-// functions (EnsureService, DeleteService, PollLoadBalancer, UpdateHub) only
-// talk to the API server, idempotently, and touch only what svcbridge owns:
-// a Service is ours when it carries app.kubernetes.io/managed-by=controller
-// and app.kubernetes.io/instance=<ControllerName>; anything else of the same
+// What the objects look like and what to change is decided by pure
+// functions (BuildService, PlanService, service.PlanHubPairs) that are
+// tested without a cluster; the I/O functions (SyncService,
+// PollLoadBalancer, UpdateHub) only do what they decide, idempotently, and
+// touch only what svcbridge owns: a Service is ours when it carries
+// app.kubernetes.io/managed-by=controller and
+// app.kubernetes.io/instance=<ControllerName>; anything else of the same
 // name is refused, never adopted.
 package kube
 

@@ -16,8 +16,8 @@ import (
 func ensureWith(t *testing.T, cfg Config, k8sType string, opts *service.Kubernetes) *corev1.Service {
 	t.Helper()
 	cs := needKube(t)
-	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, k8sType, []string{"owner: shop"}, opts)); err != nil {
-		t.Fatalf("EnsureService(%s %+v): %v", k8sType, opts, err)
+	if err := ensureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, k8sType, []string{"owner: shop"}, opts)); err != nil {
+		t.Fatalf("ensureService(%s %+v): %v", k8sType, opts, err)
 	}
 	return getService(t, cs, cfg, "checkout")
 }
@@ -91,7 +91,7 @@ func TestServiceOptionsRefusedAlike(t *testing.T) {
 	cs := needKube(t)
 	cfg := newNamespace(t, cs)
 	ensureWith(t, cfg, "LoadBalancer", &service.Kubernetes{LoadBalancerClass: ptr("example.com/a")})
-	err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", nil,
+	err := ensureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", nil,
 		&service.Kubernetes{LoadBalancerClass: ptr("example.com/b")}))
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("class change: %v, want the server's 422", err)
@@ -148,7 +148,7 @@ func TestServiceOptionsRefusedAlike(t *testing.T) {
 	}
 }
 
-// A hand edit of any option is repaired by EnsureService (what the drift
+// A hand edit of any option is repaired by SyncService (what the drift
 // check runs), keeping the Service.
 func TestServiceOptionsDriftRepaired(t *testing.T) {
 	cs := needKube(t)

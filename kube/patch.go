@@ -57,7 +57,7 @@ func servicePatch(live, desired *corev1.Service) ([]byte, error) {
 	return json.Marshal(ops)
 }
 
-// UpToDate reports whether live already has what EnsureService would patch.
+// UpToDate reports whether live already has what a patch (servicePatch) would write.
 // Fields the server fills in (nodePort, clusterIP, …) are not compared;
 // the options are compared with Kubernetes' defaults filled in.
 func UpToDate(live, desired *corev1.Service) bool {

@@ -73,16 +73,16 @@ func TestRBACManifestSuffices(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil)); err != nil {
+	if err := ensureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", nil, nil)); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := EnsureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
+	if err := ensureService(ctx, cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
 		t.Fatalf("patch: %v", err)
 	}
 	if _, err := PollLoadBalancer(ctx, cs, cfg, "checkout"); !isErr[*NoIngressError](err) {
 		t.Errorf("poll: %v", err)
 	}
-	if err := DeleteService(ctx, cs, cfg, "checkout"); err != nil {
+	if err := deleteService(ctx, cs, cfg, "checkout"); err != nil {
 		t.Errorf("delete: %v", err)
 	}
 	newHub(t, admin, cfg, map[string]string{HubConfigKey: "[]"})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -80,109 +81,81 @@ func retryWrite(ctx context.Context, fn func() error) error {
 	return err
 }
 
-// beforePatch, when set (tests only), runs between reading a live Service
-// and patching it.
-var beforePatch func(live *corev1.Service)
-
-// EnsureService makes the Kubernetes Service desired (from BuildService)
-// exist in cfg.Namespace: it creates it, or, when one of that name exists
-// and is ours, JSON-patches its type, selector, ports and annotations
-// (guarded by its resourceVersion and retried when someone else changed it
-// in between). A Service of that name that is not ours is left untouched
-// and *ErrForeignService is returned.
-func EnsureService(ctx context.Context, cs kubernetes.Interface, cfg Config, desired *corev1.Service) error {
+// SyncService makes the Kubernetes Service name what plan decides from the
+// live one (nil when there is none; plan is PlanService in production) and
+// returns the change it made. A patch is guarded by the resourceVersion
+// read, a delete by the uid too, and a create fails when one exists: a
+// Service someone else created, changed or deleted in between is read and
+// planned again. A ServiceRefuse is *ErrForeignService; an error of plan is
+// returned as it is.
+func SyncService(ctx context.Context, cs kubernetes.Interface, cfg Config, name string,
+	plan func(live *corev1.Service) (ServiceChange, error)) (ServiceChange, error) {
+	var change ServiceChange
 	if err := cfg.Validate(); err != nil {
-		return err
+		return change, err
 	}
 	cfg = cfg.WithDefaults()
-	want := desired.DeepCopy()
-	want.Namespace = cfg.Namespace
-	want.ResourceVersion = ""
 	services := cs.CoreV1().Services(cfg.Namespace)
-	name := want.Name
+	err := retryWrite(ctx, func() error {
+		live, err := services.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			live, err = nil, nil
+		}
+		if err != nil {
+			return fmt.Errorf("get Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
+		}
+		if change, err = plan(live); err != nil {
+			return err
+		}
+		return applyService(ctx, services, cfg, name, change)
+	})
+	return change, err
+}
 
-	create := func() error {
-		_, err := services.Create(ctx, want, metav1.CreateOptions{})
+// applyService makes the write c says; a lost race is errRetry.
+func applyService(ctx context.Context, services typedcorev1.ServiceInterface, cfg Config, name string, c ServiceChange) error {
+	var err error
+	switch c.Action {
+	case ServiceKeep:
+		return nil
+	case ServiceRefuse:
+		return &ErrForeignService{Namespace: cfg.Namespace, Name: name, ControllerName: cfg.ControllerName,
+			Labels: map[string]string{LabelManagedBy: c.Live.Labels[LabelManagedBy], LabelInstance: c.Live.Labels[LabelInstance]}}
+	case ServiceCreate:
+		_, err = services.Create(ctx, c.Desired, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return errRetry{fmt.Errorf("create Kubernetes Service %s/%s: it kept changing: %w", cfg.Namespace, name, err)}
+		}
 		if err != nil {
 			return fmt.Errorf("create Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
 		}
-		return nil
-	}
-	err := create()
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return retryWrite(ctx, func() error {
-		live, err := services.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) { // deleted since: create it again
-			if err := create(); apierrors.IsAlreadyExists(err) {
-				return errRetry{err}
-			} else {
-				return err
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("get Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
-		}
-		if !cfg.Owns(live.Labels) {
-			return &ErrForeignService{Namespace: cfg.Namespace, Name: name, ControllerName: cfg.ControllerName,
-				Labels: map[string]string{LabelManagedBy: live.Labels[LabelManagedBy], LabelInstance: live.Labels[LabelInstance]}}
-		}
-		if UpToDate(live, want) {
-			return nil
-		}
-		patch, err := servicePatch(live, want)
-		if err != nil {
+	case ServicePatch:
+		var patch []byte
+		if patch, err = servicePatch(c.Live, c.Desired); err != nil {
 			return err
-		}
-		if beforePatch != nil {
-			beforePatch(live)
 		}
 		_, err = services.Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
 		switch {
-		case err == nil:
-			return nil
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err), failedTest(err):
 			return errRetry{fmt.Errorf("patch Kubernetes Service %s/%s: it kept changing: %w", cfg.Namespace, name, err)}
-		default:
+		case err != nil:
 			return fmt.Errorf("patch Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
 		}
-	})
-}
-
-// DeleteService deletes the Kubernetes Service name when it is ours. A
-// missing Service is success; one that is not ours is left alone (and is
-// success too: svcbridge has nothing of its own to remove).
-func DeleteService(ctx context.Context, cs kubernetes.Interface, cfg Config, name string) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	cfg = cfg.WithDefaults()
-	services := cs.CoreV1().Services(cfg.Namespace)
-	return retryWrite(ctx, func() error {
-		live, err := services.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("get Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
-		}
-		if !cfg.Owns(live.Labels) {
-			return nil
-		}
+	case ServiceDelete:
 		// The preconditions make sure the Service deleted is the one
-		// just found to be ours, not a foreign one created since.
+		// found to be ours, not a foreign one created since.
 		err = services.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{
-			UID: &live.UID, ResourceVersion: &live.ResourceVersion}})
+			UID: &c.Live.UID, ResourceVersion: &c.Live.ResourceVersion}})
 		switch {
-		case err == nil, apierrors.IsNotFound(err):
+		case apierrors.IsNotFound(err):
 			return nil
 		case apierrors.IsConflict(err):
 			return errRetry{fmt.Errorf("delete Kubernetes Service %s/%s: it kept changing: %w", cfg.Namespace, name, err)}
-		default:
+		case err != nil:
 			return fmt.Errorf("delete Kubernetes Service %s/%s: %w", cfg.Namespace, name, err)
 		}
-	})
+	}
+	return nil
 }
 
 // PollLoadBalancer returns where clients reach a LoadBalancer Service: the

@@ -42,8 +42,8 @@ func getService(t *testing.T, cs kubernetes.Interface, cfg Config, name string) 
 
 func ensure(t *testing.T, cs kubernetes.Interface, cfg Config, name string, servicePort, bridgePort int, k8sType string, tags []string) *corev1.Service {
 	t.Helper()
-	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, name, servicePort, bridgePort, k8sType, tags, nil)); err != nil {
-		t.Fatalf("EnsureService(%s %s %d->%d %q): %v", name, k8sType, servicePort, bridgePort, tags, err)
+	if err := ensureService(testCtx(t), cs, cfg, BuildService(cfg, name, servicePort, bridgePort, k8sType, tags, nil)); err != nil {
+		t.Fatalf("ensureService(%s %s %d->%d %q): %v", name, k8sType, servicePort, bridgePort, tags, err)
 	}
 	return getService(t, cs, cfg, name)
 }
@@ -133,7 +133,7 @@ func TestWorkedObjectAsStored(t *testing.T) {
 	}
 
 	// Ensuring the same object again writes nothing.
-	if err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
+	if err := ensureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if again := getService(t, cs, cfg, "checkout"); again.ResourceVersion != svc.ResourceVersion {
@@ -220,30 +220,32 @@ func TestEnsureServiceLoadBalancerToClusterIP(t *testing.T) {
 	}
 }
 
-// A change made between EnsureService's read and its patch fails the
-// resourceVersion test (422); EnsureService reads again and wins.
+// A change made between SyncService's read and its patch fails the
+// resourceVersion test (422); SyncService reads and plans again, and wins.
 func TestEnsureServiceRetriesAfterConcurrentChange(t *testing.T) {
 	cs := needKube(t)
 	cfg := newNamespace(t, cs)
 	ensure(t, cs, cfg, "checkout", 80, 10024, "ClusterIP", nil)
 
-	var calls atomic.Int32
-	beforePatch = func(live *corev1.Service) {
-		if calls.Add(1) > 1 {
-			return
+	desired := BuildService(cfg, "checkout", 80, 10024, "NodePort", checkoutTags, nil)
+	var plans atomic.Int32
+	change, err := SyncService(testCtx(t), cs, cfg, "checkout", func(live *corev1.Service) (ServiceChange, error) {
+		if plans.Add(1) == 1 {
+			changed := live.DeepCopy()
+			changed.Annotations = map[string]string{"human": "was here"}
+			if _, err := cs.CoreV1().Services(cfg.Namespace).Update(context.Background(), changed, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("concurrent update: %v", err)
+			}
 		}
-		changed := live.DeepCopy()
-		changed.Annotations = map[string]string{"human": "was here"}
-		if _, err := cs.CoreV1().Services(cfg.Namespace).Update(context.Background(), changed, metav1.UpdateOptions{}); err != nil {
-			t.Errorf("concurrent update: %v", err)
-		}
+		return diffService(cfg, desired, live), nil
+	})
+	if err != nil || change.Action != ServicePatch {
+		t.Fatalf("SyncService = %v, %v, want a patch", change.Action, err)
 	}
-	t.Cleanup(func() { beforePatch = nil })
-
-	got := ensure(t, cs, cfg, "checkout", 80, 10024, "NodePort", checkoutTags)
-	if n := calls.Load(); n != 2 {
-		t.Errorf("patched %d times, want 2 (one lost to the concurrent change, one retried)", n)
+	if n := plans.Load(); n != 2 {
+		t.Errorf("planned %d times, want 2 (one patch lost to the concurrent change, one retried)", n)
 	}
+	got := getService(t, cs, cfg, "checkout")
 	checkStored(t, got, cfg, "NodePort", 80, 10024, map[string]string{"checkout": "", "service.beta.kubernetes.io/aws-load-balancer-type": "nlb"})
 }
 
@@ -331,12 +333,12 @@ func TestEnsureServiceInvalidAnnotation(t *testing.T) {
 	cs := needKube(t)
 	cfg := newNamespace(t, cs)
 	start := time.Now()
-	err := EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{" sp : x", "a b"}, nil))
+	err := ensureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{" sp : x", "a b"}, nil))
 	if err == nil || !apierrors.IsInvalid(err) {
 		t.Fatalf("EnsureService with an invalid annotation key = %v", err)
 	}
 	ensure(t, cs, cfg, "checkout", 80, 10024, "ClusterIP", nil)
-	err = EnsureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{"a b"}, nil))
+	err = ensureService(testCtx(t), cs, cfg, BuildService(cfg, "checkout", 80, 10024, "ClusterIP", []string{"a b"}, nil))
 	if err == nil || !apierrors.IsInvalid(err) {
 		t.Fatalf("patch with an invalid annotation key = %v", err)
 	}
@@ -372,7 +374,7 @@ func TestForeignServiceRefused(t *testing.T) {
 	} {
 		before := foreign(tc.name, tc.labels)
 		for _, k8sType := range []string{"ClusterIP", "LoadBalancer"} {
-			err := EnsureService(ctx, cs, cfg, BuildService(cfg, tc.name, 80, 10024, k8sType, checkoutTags, nil))
+			err := ensureService(ctx, cs, cfg, BuildService(cfg, tc.name, 80, 10024, k8sType, checkoutTags, nil))
 			var fe *ErrForeignService
 			if !errors.As(err, &fe) {
 				t.Fatalf("%s: EnsureService over a foreign Service = %v, want *ErrForeignService", tc.name, err)
@@ -382,7 +384,7 @@ func TestForeignServiceRefused(t *testing.T) {
 				t.Errorf("message = %q", err.Error())
 			}
 		}
-		if err := DeleteService(ctx, cs, cfg, tc.name); err != nil {
+		if err := deleteService(ctx, cs, cfg, tc.name); err != nil {
 			t.Errorf("DeleteService of a foreign Service: %v", err)
 		}
 		after := getService(t, cs, cfg, tc.name)
@@ -397,23 +399,23 @@ func TestDeleteService(t *testing.T) {
 	cfg := newNamespace(t, cs)
 	ctx := testCtx(t)
 	ensure(t, cs, cfg, "checkout", 80, 10024, "LoadBalancer", checkoutTags)
-	if err := DeleteService(ctx, cs, cfg, "checkout"); err != nil {
+	if err := deleteService(ctx, cs, cfg, "checkout"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CoreV1().Services(cfg.Namespace).Get(ctx, "checkout", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after DeleteService, Get = %v, want NotFound", err)
 	}
-	if err := DeleteService(ctx, cs, cfg, "checkout"); err != nil {
+	if err := deleteService(ctx, cs, cfg, "checkout"); err != nil {
 		t.Errorf("DeleteService of a missing Service = %v", err)
 	}
-	if err := DeleteService(ctx, cs, cfg, "never-was"); err != nil {
+	if err := deleteService(ctx, cs, cfg, "never-was"); err != nil {
 		t.Errorf("DeleteService of a never created Service = %v", err)
 	}
 	// Another controller instance's Service (same labels but instance) is not ours.
 	other := cfg
 	other.ControllerName = "other"
 	ensure(t, cs, other, "shared", 80, 10024, "ClusterIP", nil)
-	if err := DeleteService(ctx, cs, cfg, "shared"); err != nil {
+	if err := deleteService(ctx, cs, cfg, "shared"); err != nil {
 		t.Fatal(err)
 	}
 	getService(t, cs, cfg, "shared")

@@ -13,7 +13,7 @@ func TestValidateKubernetes(t *testing.T) {
 	lb, cip, np := ptr("LoadBalancer"), ptr("ClusterIP"), ptr("NodePort")
 	tests := []struct {
 		name  string
-		plane string
+		plane ControlPlane
 		typ   *string
 		k     Kubernetes
 		tags  []string

@@ -13,7 +13,7 @@ type PlacementInput struct {
 	// bridge agent by its name, and quote the reference only when no
 	// agent answers to it.
 	Service      Service
-	ControlPlane string
+	ControlPlane ControlPlane
 	// Backend is the agent running the microservice, or the agent itself;
 	// nil for k8s and external, and when it no longer exists.
 	Backend *inventory.Agent
@@ -27,11 +27,18 @@ type PlacementInput struct {
 // Placement is where a service's objects go and what that depends on. It
 // is stored with the service: the routers' SQL only looks it up.
 type Placement struct {
-	// ConnectorSite and HubSite are the agents (by uuid) holding the
-	// service's connector and hub listener; empty for the Kubernetes hub
-	// ConfigMap and when the placement is invalid.
+	// ConnectorSite and HubSite are the agents (by uuid) whose routers
+	// hold the service's connector and hub listener; empty when no agent's
+	// router does: the hub ConfigMap holds it (HubConfigMap), or nothing
+	// does (the placement is invalid).
 	ConnectorSite string
 	HubSite       string
+	// HubConfigMap says the hub listener is in the Kubernetes hub
+	// ConfigMap (with the connector of a k8s or external service, which
+	// has no ConnectorSite). Place sets it; the service's row does not
+	// store it, since every placed service of a Kubernetes control plane
+	// has it.
+	HubConfigMap bool
 	// Endpoint is where clients reach the hub: its host on the remote
 	// control plane; nil where Kubernetes decides.
 	Endpoint *string
@@ -46,7 +53,8 @@ type Placement struct {
 
 // SameSites reports whether p and q put a service's objects on the same
 // agents and follow the same ones: all of a placement that the service's
-// row stores (the Endpoint is the service's own field).
+// row stores (the Endpoint is the service's own field; HubConfigMap
+// follows from the control plane).
 func (p Placement) SameSites(q Placement) bool {
 	return p.ConnectorSite == q.ConnectorSite && p.HubSite == q.HubSite &&
 		p.BackendAgent == q.BackendAgent && p.BridgeAgent == q.BridgeAgent && p.OnDefaultRouter == q.OnDefaultRouter
@@ -59,12 +67,12 @@ func errNoRouter(a *inventory.Agent) error {
 
 // Place decides where the objects of a service go (seed 000, "Where each
 // object is stored") and checks that they can: every placement rule is
-// here. On error the sites are empty, so no router holds the service's
-// objects; the errors (*ValidationError) are the ones only an inventory
+// here. On error the sites are empty and HubConfigMap false, so no router
+// holds the service's objects; the errors (*ValidationError) are the ones only an inventory
 // change can fix.
 func Place(in PlacementInput) (Placement, error) {
 	s := in.Service
-	remote := in.ControlPlane != ControlPlaneKubernetes
+	remote := !in.ControlPlane.Kubernetes()
 	customBridge := s.DefaultBridge != DefaultBridge
 	backendType := s.Type == TypeMicroservice || s.Type == TypeAgent
 	var p Placement
@@ -105,6 +113,7 @@ func Place(in PlacementInput) (Placement, error) {
 		}
 	}
 	if !remote {
+		p.HubConfigMap = true
 		return p, nil
 	}
 	if !backendType {

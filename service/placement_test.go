@@ -18,6 +18,7 @@ func TestSameSites(t *testing.T) {
 		{"follows another bridge agent", func(p *Placement) { p.BridgeAgent = "hub-2" }, false},
 		{"now follows the default router", func(p *Placement) { p.OnDefaultRouter = true }, false},
 		{"invalid now: no sites", func(p *Placement) { p.ConnectorSite, p.HubSite = "", "" }, false},
+		{"the hub ConfigMap, which the control plane decides", func(p *Placement) { p.HubConfigMap = true }, true},
 	}
 	for _, c := range cases {
 		q := stored

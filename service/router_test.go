@@ -261,7 +261,7 @@ func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 				if err == nil || err.Error() != c.fail {
 					t.Fatalf("error %v, want %q", err, c.fail)
 				}
-				if p.ConnectorSite != "" || p.HubSite != "" || p.Endpoint != nil {
+				if p.ConnectorSite != "" || p.HubSite != "" || p.HubConfigMap || p.Endpoint != nil {
 					t.Errorf("an invalid placement placed objects: %+v", p)
 				}
 			}
@@ -289,6 +289,10 @@ func TestPlaceFindsSitesOrSaysWhyNot(t *testing.T) {
 			}
 			if p.ConnectorSite != c.conn || p.HubSite != c.hubSite || ep != c.endpoint {
 				t.Errorf("got %s/%s/%q, want %s/%s/%q", p.ConnectorSite, p.HubSite, ep, c.conn, c.hubSite, c.endpoint)
+			}
+			// The hub is an agent's router or the ConfigMap, never both.
+			if onKube := c.in.ControlPlane.Kubernetes(); p.HubConfigMap != onKube || (p.HubSite == "") != onKube {
+				t.Errorf("hub site %q, hub ConfigMap %v on control plane %q", p.HubSite, p.HubConfigMap, c.in.ControlPlane)
 			}
 		})
 	}

@@ -7,8 +7,9 @@ import (
 
 // The three YAML examples of seed 000, each on the control plane it targets.
 var seedYAMLs = []struct {
-	name, plane, doc string
-	want             Spec
+	name, doc string
+	plane     ControlPlane
+	want      Spec
 }{
 	{
 		name:  "remote microservice",

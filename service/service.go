@@ -3,7 +3,10 @@
 // objects a Service becomes. Nothing here does I/O.
 package service
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Types of backend a Service can publish.
 const (
@@ -32,11 +35,22 @@ const (
 	StatusDeleting = "deleting"
 )
 
+// ControlPlane is where svcbridge runs: it decides where the hub is (an
+// agent's router, or the Kubernetes hub ConfigMap) and whether services
+// get a Kubernetes Service.
+type ControlPlane string
+
 // Control planes.
 const (
-	ControlPlaneRemote     = "remote"
-	ControlPlaneKubernetes = "kubernetes"
+	ControlPlaneRemote     ControlPlane = "remote"
+	ControlPlaneKubernetes ControlPlane = "kubernetes"
 )
+
+// Kubernetes reports whether this is the Kubernetes control plane, in any
+// case, as the configuration may spell it.
+func (c ControlPlane) Kubernetes() bool {
+	return strings.EqualFold(string(c), string(ControlPlaneKubernetes))
+}
 
 // Spec is what a client declares. Pointers distinguish "absent" from a zero
 // value, which a partial JSON PATCH needs.

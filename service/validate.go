@@ -43,7 +43,7 @@ var ReservedNames = []string{
 // given control plane (ControlPlaneRemote or ControlPlaneKubernetes). The
 // first failure wins. Lookups (does the microservice exist, is the bridge
 // router connected) are the caller's job.
-func Validate(s Spec, controlPlane string) error {
+func Validate(s Spec, controlPlane ControlPlane) error {
 	if err := validateName(s.Name); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func Validate(s Spec, controlPlane string) error {
 			return err
 		}
 	}
-	onKubernetes := strings.EqualFold(controlPlane, ControlPlaneKubernetes)
+	onKubernetes := controlPlane.Kubernetes()
 	if s.Type == TypeK8s && !onKubernetes {
 		return invalidf("Kubernetes environment is required for k8s service type")
 	}

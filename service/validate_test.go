@@ -20,7 +20,7 @@ func TestValidate(t *testing.T) {
 	remote, kube := ControlPlaneRemote, ControlPlaneKubernetes
 	tests := []struct {
 		name   string
-		plane  string
+		plane  ControlPlane
 		change func(*Spec)
 		want   string
 	}{

@@ -11,7 +11,7 @@ import (
 // PlacementInput loads the agents a stored service's placement depends
 // on, for service.Place: the worker's pass and the API's preview of what
 // an inventory change breaks read them the same way.
-func (t *Tx) PlacementInput(ctx context.Context, svc service.Service, controlPlane string) (service.PlacementInput, error) {
+func (t *Tx) PlacementInput(ctx context.Context, svc service.Service, controlPlane service.ControlPlane) (service.PlacementInput, error) {
 	in := service.PlacementInput{Service: svc, ControlPlane: controlPlane}
 	optional := func(agent inventory.Agent, err error) (*inventory.Agent, error) {
 		if errors.Is(err, ErrNotFound) {

@@ -89,7 +89,7 @@ type system struct {
 	temporal client.Client
 	wf       workflows.Client
 	url      string
-	plane    string
+	plane    service.ControlPlane
 	tags     service.TagRule
 	workers  []sdkworker.Worker
 	// ts, ids and queue are the Temporal server and the installation's

@@ -227,7 +227,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 // kubeClient reaches the cluster on the Kubernetes control plane (in
 // cluster, or out of it through KUBECONFIG / ~/.kube/config); nil elsewhere.
 func (p parts) kubeClient() (kubernetes.Interface, error) {
-	if p.cfg.ControlPlane != service.ControlPlaneKubernetes {
+	if !p.cfg.ControlPlane.Kubernetes() {
 		return nil, nil
 	}
 	cs, err := kube.NewClient("")
