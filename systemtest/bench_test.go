@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"svcbridge/bench"
 	"svcbridge/devserver"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -65,25 +65,20 @@ func (s *system) createAndWait(name string) (time.Duration, error) {
 	return 0, fmt.Errorf("%s not ready within a minute", name)
 }
 
-func percentile(d []time.Duration, p float64) float64 {
-	slices.Sort(d)
-	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
-}
-
 // BenchmarkCreateToReady: one service at a time; target p50 < 100 ms.
 func BenchmarkCreateToReady(b *testing.B) {
 	s := newDevSystem(b)
-	var lat []time.Duration
+	var lat bench.Latencies
 	b.ResetTimer()
 	for i := range b.N {
 		d, err := s.createAndWait(fmt.Sprintf("seq-%05d", i))
 		if err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, d)
+		lat.Add(d, nil)
 	}
-	b.ReportMetric(percentile(lat, 0.50), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	b.ReportMetric(lat.Percentile(0.50), "p50-ms")
+	b.ReportMetric(lat.Percentile(0.99), "p99-ms")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -96,8 +91,7 @@ func BenchmarkConcurrentCreates(b *testing.B) {
 		s := newDevSystem(b)
 		b.StartTimer()
 		start := time.Now()
-		var mu sync.Mutex
-		var lat []time.Duration
+		var lat bench.Latencies
 		var wg sync.WaitGroup
 		errs := make(chan error, services)
 		next := make(chan int, services)
@@ -115,9 +109,7 @@ func BenchmarkConcurrentCreates(b *testing.B) {
 						errs <- err
 						return
 					}
-					mu.Lock()
-					lat = append(lat, d)
-					mu.Unlock()
+					lat.Add(d, nil)
 				}
 			}()
 		}
@@ -129,8 +121,8 @@ func BenchmarkConcurrentCreates(b *testing.B) {
 		total := time.Since(start)
 		b.ReportMetric(total.Seconds(), "s-all-ready")
 		b.ReportMetric(float64(services)/total.Seconds(), "services/s")
-		b.ReportMetric(percentile(lat, 0.50), "p50-ms")
-		b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+		b.ReportMetric(lat.Percentile(0.50), "p50-ms")
+		b.ReportMetric(lat.Percentile(0.99), "p99-ms")
 		b.ReportMetric(0, "ns/op")
 	}
 }

@@ -1,7 +1,8 @@
-package cli
+package bench
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
 )
 
 // scaleFake is a small API: services are ready 5 ms after their create,
@@ -119,37 +118,33 @@ func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func runBenchCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+// runBench runs Run against server with the bench command's defaults,
+// changed by set.
+func runBench(t *testing.T, server string, set func(*Config)) (err error, stdout, stderr string) {
 	t.Helper()
-	code = -1
-	root := &cobra.Command{Use: "svcbridge", SilenceErrors: true, SilenceUsage: true}
-	root.AddCommand(Commands(Options{Exit: func(c int) { code = c }})...)
+	cfg := Config{Server: server, Scenario: "all", N: 100, Clients: 10, Agents: 10, OpTimeout: time.Minute,
+		Poll: 5 * time.Millisecond, Settle: 15 * time.Second, TagPrefix: "service.iofog.org/tag",
+		Steps: 4, Samples: 20, Reads: 5, ReadyTimeout: 10 * time.Minute}
+	set(&cfg)
 	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(append([]string{"bench"}, args...))
-	err := root.Execute()
-	if code == -1 {
-		code = ExitCode(err)
-	}
-	if err != nil && !strings.Contains(e.String(), err.Error()) {
-		e.WriteString("error: " + err.Error() + "\n") // as the root command prints it
-	}
-	return code, o.String(), e.String()
+	err = Run(context.Background(), cfg, &o, &e)
+	return err, o.String(), e.String()
 }
 
 // The scale scenario prints step 0 (the system as it is) and one line per
 // step, fills up to --n, and deletes what it created from a --server.
-func TestCLIBenchScaleSteps(t *testing.T) {
+func TestBenchScaleSteps(t *testing.T) {
 	defer func(w time.Duration) { restWindow = w }(restWindow)
 	restWindow = 200 * time.Millisecond
 	// The server is busy for the first two scrapes: step 0 waits for it.
 	f := &scaleFake{services: map[string]time.Time{"theirs": time.Now().Add(-time.Hour)}, busy: 2}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	code, stdout, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "scale", "--n", "41", "--steps", "2", "--samples", "3", "--reads", "2")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	err, stdout, stderr := runBench(t, srv.URL, func(c *Config) {
+		c.Scenario, c.Clients, c.N, c.Steps, c.Samples, c.Reads = "scale", 50, 41, 2, 3, 2
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 3 {
@@ -196,13 +191,15 @@ func TestCLIBenchScaleSteps(t *testing.T) {
 }
 
 // Without a hub agent, scale still measures, and says so in the line.
-func TestCLIBenchScaleNoHub(t *testing.T) {
+func TestBenchScaleNoHub(t *testing.T) {
 	f := &scaleFake{services: map[string]time.Time{}, noHub: true}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	code, stdout, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "scale", "--n", "2", "--steps", "1", "--samples", "0", "--reads", "1")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	err, stdout, stderr := runBench(t, srv.URL, func(c *Config) {
+		c.Scenario, c.Clients, c.N, c.Steps, c.Samples, c.Reads = "scale", 50, 2, 1, 0, 1
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"hub_agent":"","hub_doc_ms":0,"hub_doc_kb":0,"hub_doc_304_ms":0,"hub_304":false,"hub_note":"no hub agent`) ||
@@ -211,21 +208,18 @@ func TestCLIBenchScaleNoHub(t *testing.T) {
 		t.Errorf("lines:\n%s", stdout)
 	}
 	// Other scenarios still need the hub.
-	if code, _, stderr := runBenchCmd(t, "--server", srv.URL, "--scenario", "create-latency", "--n", "1"); code == 0 || !strings.Contains(stderr, "no default router") {
-		t.Errorf("create-latency with no hub: exit %d\n%s", code, stderr)
+	if err, _, _ := runBench(t, srv.URL, func(c *Config) { c.Scenario, c.N = "create-latency", 1 }); err == nil || !strings.Contains(err.Error(), "no default router") {
+		t.Errorf("create-latency with no hub: %v", err)
 	}
 }
 
-func TestCLIBenchScaleIsNotInAll(t *testing.T) {
-	if slices.Contains(benchScenarios, "scale") {
+func TestBenchScaleIsNotInAll(t *testing.T) {
+	if slices.Contains(Scenarios, "scale") {
 		t.Error(`"all" runs scale`)
 	}
-	if code, _, stderr := runBenchCmd(t, "--server", "http://127.0.0.1:1", "--scenario", "scale", "--steps", "0"); code == 0 || !strings.Contains(stderr, "--steps") {
-		t.Errorf("--steps 0: exit %d %s", code, stderr)
-	}
 }
 
-func TestCLIBenchRSSParsers(t *testing.T) {
+func TestBenchRSSParsers(t *testing.T) {
 	v, ok := metricValue([]byte("# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes_x 1\nprocess_resident_memory_bytes 5.24288e+07\n"), "process_resident_memory_bytes")
 	if !ok || v != 52428800 {
 		t.Errorf("metricValue: %v %v", v, ok)

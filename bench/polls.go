@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,7 +33,7 @@ type PollsResult struct {
 // pollAgent is an agent of the scenario: its credential and the ETag of
 // its router document.
 type pollAgent struct {
-	Agent
+	agent
 	etag string
 }
 
@@ -49,33 +48,33 @@ type pollAgent struct {
 func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 	const scenario = "polls"
 	start := time.Now()
-	created, err := b.createAgents(ctx, scenario, b.cfg.agents, func(int) []string { return []string{} })
+	created, err := b.createAgents(ctx, scenario, b.cfg.Agents, func(int) []string { return []string{} })
 	if err != nil {
 		return 0, err
 	}
 	defer b.cleanup(nil, nil, created)
-	hc := &http.Client{Timeout: b.cfg.opTimeout, Transport: &http.Transport{
-		MaxIdleConns: b.cfg.clients, MaxIdleConnsPerHost: b.cfg.clients, IdleConnTimeout: time.Minute}}
+	hc := &http.Client{Timeout: b.cfg.OpTimeout, Transport: &http.Transport{
+		MaxIdleConns: b.cfg.Clients, MaxIdleConnsPerHost: b.cfg.Clients, IdleConnTimeout: time.Minute}}
 	defer hc.CloseIdleConnections()
 	agents := make([]pollAgent, len(created))
 	for i, a := range created {
-		agents[i] = pollAgent{Agent: a}
+		agents[i] = pollAgent{agent: a}
 		if agents[i].etag, err = b.settleAgent(ctx, hc, a); err != nil {
 			return 0, fmt.Errorf("agent %s: %w", a.Name, err)
 		}
 	}
-	r := PollsResult{Scenario: scenario, N: b.cfg.n, Clients: b.cfg.clients, Agents: len(agents)}
+	r := PollsResult{Scenario: scenario, N: b.cfg.N, Clients: b.cfg.Clients, Agents: len(agents)}
 	var errs atomic.Int64
 	phase := func(req func(i int) (*http.Request, int)) float64 {
 		t0 := time.Now()
-		parallel(ctx, b.cfg.n, b.cfg.clients, func(i int) {
+		parallel(ctx, b.cfg.N, b.cfg.Clients, func(i int) {
 			q, want := req(i)
 			if err := pollOnce(hc, q.WithContext(ctx), want); err != nil {
 				errs.Add(1)
 				b.opError(scenario, err)
 			}
 		})
-		return round(float64(b.cfg.n)/time.Since(t0).Seconds(), 1)
+		return round(float64(b.cfg.N)/time.Since(t0).Seconds(), 1)
 	}
 	agentReq := func(a pollAgent, path string) *http.Request {
 		q := b.request(path)
@@ -103,26 +102,25 @@ func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 
 // request is a GET of path on the server, without credentials.
 func (b *bench) request(path string) *http.Request {
-	q, _ := http.NewRequest(http.MethodGet, strings.TrimRight(b.c.Server, "/")+path, nil) // the server URL is checked
+	q, _ := http.NewRequest(http.MethodGet, b.c.server+path, nil) // the server URL is checked
 	q.Header.Set("User-Agent", "svcbridge-cli")
 	return q
 }
 
 // settleAgent acknowledges an agent's pending change, as an agent does
 // once it applied it, and returns its router document's ETag.
-func (b *bench) settleAgent(ctx context.Context, hc *http.Client, a Agent) (string, error) {
-	as := &Client{Server: b.c.Server, Token: a.Token, HTTP: hc}
+func (b *bench) settleAgent(ctx context.Context, hc *http.Client, a agent) (string, error) {
+	as := &client{server: b.c.server, token: a.Token, http: hc}
 	var ch struct {
 		LastUpdated int64 `json:"lastUpdated"`
 	}
-	if _, err := as.getJSON(ctx, "/api/v3/agent/config/changes", &ch); err != nil {
+	if err := as.call(ctx, http.MethodGet, "/api/v3/agent/config/changes", nil, &ch); err != nil {
 		return "", err
 	}
-	body := []byte(`{"lastUpdated":` + strconv.FormatInt(ch.LastUpdated, 10) + `}`)
-	if _, _, err := as.do(ctx, http.MethodPatch, "/api/v3/agent/config/changes", "application/json", body); err != nil {
+	if err := as.call(ctx, http.MethodPatch, "/api/v3/agent/config/changes", map[string]int64{"lastUpdated": ch.LastUpdated}, nil); err != nil {
 		return "", err
 	}
-	_, h, _, err := as.roundTrip(ctx, http.MethodGet, "/api/v3/agent/router", "", nil)
+	_, h, _, _, err := as.exchange(ctx, http.MethodGet, "/api/v3/agent/router", nil, nil, nil)
 	if err != nil {
 		return "", err
 	}

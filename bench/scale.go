@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"svcbridge/wire"
 )
 
 // ScaleStep is one step of the scale scenario, one JSON line: how the
@@ -76,8 +78,8 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 	// 50 clients need as many kept-alive connections: the default
 	// transport keeps 2 per host and would open a new one per request.
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = cfg.clients + 8
-	b.c.HTTP = &http.Client{Timeout: defaultHTTP.Timeout, Transport: t}
+	t.MaxIdleConnsPerHost = cfg.Clients + 8
+	b.c.http = &http.Client{Timeout: defaultHTTP.Timeout, Transport: t}
 	defer t.CloseIdleConnections()
 
 	all, err := b.listStatus(ctx)
@@ -86,7 +88,7 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 	}
 	present := len(all)
 	var mine []string // every service this run asked for
-	if b.embedded {
+	if b.cfg.Embedded {
 		// The embedded server, its hub with it, is discarded whole.
 		b.keepHub = true
 	} else {
@@ -95,18 +97,15 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 	var bad []string
 	hub := b.hub.UUID
 	fills, samples := 0, 0
-	for step := 0; step <= cfg.steps; step++ {
+	for step := 0; step <= cfg.Steps; step++ {
 		b.mu.Lock()
 		b.reported = 0
 		b.mu.Unlock()
 		start := time.Now()
-		r := ScaleStep{Scenario: scenario, Step: step, Target: step * cfg.n / cfg.steps, Clients: cfg.clients, HubAgent: b.hub.Name}
+		r := ScaleStep{Scenario: scenario, Step: step, Target: step * cfg.N / cfg.Steps, Clients: cfg.Clients, HubAgent: b.hub.Name}
 		if fill := r.Target - present; step > 0 && fill > 0 {
-			fmt.Fprintf(b.errOut, "bench: scale step %d/%d: filling %d services (%d in all)...\n", step, cfg.steps, fill, r.Target)
-			names := make([]string, fill)
-			for i := range names {
-				names[i] = b.serviceName("s", fills+i)
-			}
+			fmt.Fprintf(b.errOut, "bench: scale step %d/%d: filling %d services (%d in all)...\n", step, cfg.Steps, fill, r.Target)
+			names := b.serviceNames("s", fills, fill)
 			fills += fill
 			mine = append(mine, names...)
 			if h := b.scaleFill(ctx, &r, names); h != "" {
@@ -122,21 +121,15 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 			present = r.Services
 		}
 		r.RSSMB, r.RSSFrom = b.rss(ctx)
-		if cfg.samples > 0 {
-			names := make([]string, cfg.samples)
-			for i := range names {
-				names[i] = b.serviceName("r", samples+i)
-			}
-			samples += cfg.samples
+		if cfg.Samples > 0 {
+			names := b.serviceNames("r", samples, cfg.Samples)
+			samples += cfg.Samples
 			mine = append(mine, names...)
 			lat, created, _ := b.createUntilReady(ctx, scenario, names, 1)
 			present += len(created)
-			r.Samples = len(lat.ok)
-			r.Errors += lat.errors
-			if len(lat.ok) > 0 {
-				slices.Sort(lat.ok)
-				r.CreateReadyP50, r.CreateReadyP90 = percentile(lat.ok, 0.50), percentile(lat.ok, 0.90)
-			}
+			r.Samples = lat.OK()
+			r.Errors += lat.Errors()
+			r.CreateReadyP50, r.CreateReadyP90 = lat.ms(0.50), lat.ms(0.90)
 		}
 		r.WallS = round(time.Since(start).Seconds(), 3)
 		if err := enc.Encode(r); err != nil {
@@ -165,7 +158,7 @@ const scaleReadEvery = 50 * time.Millisecond
 // returns the hub agent the services' placement names ("" if none).
 func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) string {
 	const scenario = "scale"
-	var posts, gets latencies
+	var posts, gets Latencies
 	stop, readerDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -183,7 +176,7 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 				}
 				b.opError(scenario, fmt.Errorf("GET /api/v3/services?limit=500: %w", err))
 			}
-			gets.add(d, err)
+			gets.Add(d, err)
 			// A dashboard's pace, not a load of its own.
 			select {
 			case <-stop:
@@ -195,10 +188,10 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	var mu sync.Mutex
 	var created []string
 	start := time.Now()
-	parallel(ctx, len(names), b.cfg.clients, func(i int) {
+	parallel(ctx, len(names), b.cfg.Clients, func(i int) {
 		t0 := time.Now()
-		_, err := b.c.CreateService(ctx, externalService(names[i], nil))
-		posts.add(time.Since(t0), err)
+		err := b.c.createService(ctx, externalService(names[i], nil))
+		posts.Add(time.Since(t0), err)
 		if err != nil {
 			b.opError(scenario, fmt.Errorf("%s: %w", names[i], err))
 			return
@@ -216,18 +209,12 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	r.Filled = len(created)
 	r.FillS = round(fill.Seconds(), 3)
 	r.FillRate = round(float64(ready)/fill.Seconds(), 2)
-	r.PostRate = round(float64(len(posts.ok))/postWall.Seconds(), 2)
+	r.PostRate = round(float64(posts.OK())/postWall.Seconds(), 2)
 	r.Pending = pending
-	r.Errors += posts.errors + gets.errors + failed
-	r.Gets = len(gets.ok)
-	if len(posts.ok) > 0 {
-		slices.Sort(posts.ok)
-		r.PostP50, r.PostP99 = percentile(posts.ok, 0.50), percentile(posts.ok, 0.99)
-	}
-	if len(gets.ok) > 0 {
-		slices.Sort(gets.ok)
-		r.GetP50, r.GetP99 = percentile(gets.ok, 0.50), percentile(gets.ok, 0.99)
-	}
+	r.Errors += posts.Errors() + gets.Errors() + failed
+	r.Gets = gets.OK()
+	r.PostP50, r.PostP99 = posts.ms(0.50), posts.ms(0.99)
+	r.GetP50, r.GetP99 = gets.ms(0.50), gets.ms(0.99)
 	if text, ok := b.serverMetrics(ctx); ok {
 		// Temporal fails a workflow task that runs over 10 s, and retries it.
 		p, _ := metricMax(text, "temporal_workflow_task_execution_latency_seconds", `quantile="0.999"`)
@@ -238,20 +225,19 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 
 // serviceStatus is the part of a listed service that waitReady reads.
 type serviceStatus struct {
-	Name               string     `json:"name"`
-	ProvisioningStatus string     `json:"provisioningStatus"`
-	ProvisioningError  *string    `json:"provisioningError"`
-	Generation         int64      `json:"generation"`
-	ObservedGeneration int64      `json:"observedGeneration"`
-	Placement          *Placement `json:"placement"`
+	Name               string          `json:"name"`
+	ProvisioningStatus string          `json:"provisioningStatus"`
+	ProvisioningError  *string         `json:"provisioningError"`
+	Generation         int64           `json:"generation"`
+	ObservedGeneration int64           `json:"observedGeneration"`
+	Placement          *wire.Placement `json:"placement"`
 }
 
 // listStatus reads the whole list at once (no pages: one read of the
 // store, where ?limit= pages each read all of it).
 func (b *bench) listStatus(ctx context.Context) ([]serviceStatus, error) {
 	var out []serviceStatus
-	_, err := b.c.getJSON(ctx, "/api/v3/services", &out)
-	return out, err
+	return out, b.c.call(ctx, http.MethodGet, "/api/v3/services", nil, &out)
 }
 
 // waitReady lists every service every max(--poll, 100ms) until each of
@@ -267,8 +253,8 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 	for _, name := range names {
 		want[name] = true
 	}
-	interval := max(b.cfg.poll, 100*time.Millisecond)
-	deadline := time.Now().Add(b.cfg.readyTimeout)
+	interval := max(b.cfg.Poll, 100*time.Millisecond)
+	deadline := time.Now().Add(b.cfg.ReadyTimeout)
 	reported := map[string]bool{}
 	for {
 		// The server's pending gauge is one cheap count; the list, whose
@@ -300,11 +286,7 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 					failed++
 					if !reported[s.Name] {
 						reported[s.Name] = true
-						msg := ""
-						if s.ProvisioningError != nil {
-							msg = *s.ProvisioningError
-						}
-						b.opError("scale", &FailedError{Service: s.Name, Message: msg})
+						b.opError("scale", &failedError{service: s.Name, message: s.ProvisioningError})
 					}
 				}
 			}
@@ -360,10 +342,10 @@ func (b *bench) waitAtRest(ctx context.Context) time.Duration {
 // document (200, then 304), each --reads times.
 func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 	const scenario = "scale"
-	reads := b.cfg.reads
+	reads := b.cfg.Reads
 	var buf bytes.Buffer
 	timed := func(path string, h http.Header, ok func(code int, body []byte)) float64 {
-		var lat latencies
+		var lat Latencies
 		for range reads {
 			code, _, body, d, err := b.timedGet(ctx, path, h, &buf)
 			if err != nil {
@@ -371,14 +353,10 @@ func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 			} else if ok != nil {
 				ok(code, body)
 			}
-			lat.add(d, err)
+			lat.Add(d, err)
 		}
-		r.Errors += lat.errors
-		if len(lat.ok) == 0 {
-			return 0
-		}
-		slices.Sort(lat.ok)
-		return percentile(lat.ok, 0.50)
+		r.Errors += lat.Errors()
+		return lat.ms(0.50)
 	}
 	r.List500P50 = timed("/api/v3/services?limit=500", nil, nil)
 	r.ListAllP50 = timed("/api/v3/services", nil, func(_ int, body []byte) {
@@ -424,50 +402,11 @@ func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 	}
 }
 
-// timedGet GETs path with the headers h and reads the whole answer into
-// buf (emptied first; nil: a new one); it returns the status (2xx or 304,
-// else an *APIError), the ETag, the body (buf's bytes) and how long the
-// exchange took. Reads timed one after another share a buffer: against an
-// embedded server the bench shares its heap, and a fresh buffer grown to
-// each 6 MB list would be garbage collected on the server's time.
+// timedGet GETs path with the headers h (see exchange, for buf), and
+// returns the answer's ETag.
 func (b *bench) timedGet(ctx context.Context, path string, h http.Header, buf *bytes.Buffer) (code int, etag string, body []byte, d time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(b.c.Server, "/")+path, nil)
-	if err != nil {
-		return 0, "", nil, 0, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "svcbridge-cli")
-	if b.c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+b.c.Token)
-	}
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	t0 := time.Now()
-	resp, err := b.c.httpClient().Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, "", nil, time.Since(t0), ctx.Err()
-		}
-		return 0, "", nil, time.Since(t0), &UnreachableError{Server: b.c.Server, Err: err}
-	}
-	defer resp.Body.Close()
-	if buf == nil {
-		buf = new(bytes.Buffer)
-	}
-	buf.Reset()
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength) + bytes.MinRead) // read whole, EOF included, without growing
-	}
-	_, err = buf.ReadFrom(resp.Body)
-	body, d = buf.Bytes(), time.Since(t0)
-	if err != nil {
-		return resp.StatusCode, "", nil, d, &UnreachableError{Server: b.c.Server, Err: err}
-	}
-	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotModified {
-		return resp.StatusCode, "", body, d, b.c.apiError(resp.StatusCode, http.MethodGet, path, body)
-	}
-	return resp.StatusCode, resp.Header.Get("ETag"), body, d, nil
+	code, header, body, d, err := b.c.exchange(ctx, http.MethodGet, path, h, nil, buf)
+	return code, header.Get("ETag"), body, d, err
 }
 
 // serverPending is the server's svcbridge_services{status="pending"}
@@ -501,7 +440,7 @@ func (b *bench) rss(ctx context.Context) (float64, string) {
 	if v, ok := b.serverMetric(ctx, "process_resident_memory_bytes"); ok {
 		return round(v/(1<<20), 1), "metrics"
 	}
-	if b.embedded {
+	if b.cfg.Embedded {
 		if f, err := os.ReadFile("/proc/self/status"); err == nil {
 			if kb, ok := procStatusKB(f, "VmRSS"); ok {
 				return round(kb/1024, 1), "proc"
