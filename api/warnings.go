@@ -27,20 +27,24 @@ type breakage struct {
 
 // brokenServices re-places the named services against the inventory as
 // tx sees it (after the write) with service.Place, the rule the worker
-// applies, and returns those it fails, with why.
+// applies, and returns those it fails, with why. The services are read
+// 500 a statement and each agent once, so that a change of the default
+// router, on which every service may depend, costs a few statements per
+// 500 services inside the write's transaction.
 func (s *Server) brokenServices(ctx context.Context, tx *store.Tx, names []string) ([]breakage, error) {
+	svcs, err := tx.ServicesToPlace(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	inputs := tx.PlacementInputs(s.ControlPlane)
 	var out []breakage
-	for _, name := range names {
-		svc, err := tx.GetService(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		in, err := tx.PlacementInput(ctx, svc, s.ControlPlane)
+	for _, svc := range svcs {
+		in, err := inputs.Load(ctx, svc)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := service.Place(in); err != nil {
-			out = append(out, breakage{Service: name, Reason: err.Error()})
+			out = append(out, breakage{Service: svc.Name, Reason: err.Error()})
 		}
 	}
 	return out, nil

@@ -12,33 +12,81 @@ import (
 // on, for service.Place: the worker's pass and the API's preview of what
 // an inventory change breaks read them the same way.
 func (t *Tx) PlacementInput(ctx context.Context, svc service.Service, controlPlane service.ControlPlane) (service.PlacementInput, error) {
-	in := service.PlacementInput{Service: svc, ControlPlane: controlPlane}
-	optional := func(agent inventory.Agent, err error) (*inventory.Agent, error) {
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil
-		}
-		return &agent, err
-	}
+	return t.PlacementInputs(controlPlane).Load(ctx, svc)
+}
+
+// PlacementInputs loads the placement inputs of many services, each agent,
+// microservice and the default router read once: the services that depend
+// on one changed agent mostly share it.
+func (t *Tx) PlacementInputs(controlPlane service.ControlPlane) *PlacementLoader {
+	return &PlacementLoader{tx: t, plane: controlPlane,
+		agents: map[string]*inventory.Agent{}, microservices: map[string]*inventory.Microservice{}}
+}
+
+// PlacementLoader is PlacementInputs' memory, for one transaction.
+type PlacementLoader struct {
+	tx            *Tx
+	plane         service.ControlPlane
+	agents        map[string]*inventory.Agent // nil: not found
+	microservices map[string]*inventory.Microservice
+	defaultRouter **inventory.Agent
+}
+
+// Load reads the placement input of svc.
+func (l *PlacementLoader) Load(ctx context.Context, svc service.Service) (service.PlacementInput, error) {
+	in := service.PlacementInput{Service: svc, ControlPlane: l.plane}
 	var err error
 	switch svc.Type {
 	case service.TypeMicroservice:
-		ms, merr := t.GetMicroservice(ctx, svc.Resource)
-		if merr == nil {
-			in.Backend, err = optional(t.AgentByUUID(ctx, ms.AgentUUID))
-		} else if !errors.Is(merr, ErrNotFound) {
-			err = merr
+		var ms *inventory.Microservice
+		if ms, err = memo(l.microservices, svc.Resource, func() (inventory.Microservice, error) {
+			return l.tx.GetMicroservice(ctx, svc.Resource)
+		}); ms != nil {
+			in.Backend, err = l.agent(ctx, ms.AgentUUID)
 		}
 	case service.TypeAgent:
-		in.Backend, err = optional(t.AgentByUUID(ctx, svc.Resource))
+		in.Backend, err = l.agent(ctx, svc.Resource)
 	}
 	if err != nil {
 		return in, err
 	}
-	if in.DefaultRouter, err = optional(t.DefaultRouter(ctx)); err != nil {
-		return in, err
+	if l.defaultRouter == nil {
+		a, err := optional(l.tx.DefaultRouter(ctx))
+		if err != nil {
+			return in, err
+		}
+		l.defaultRouter = &a
 	}
+	in.DefaultRouter = *l.defaultRouter
 	if svc.DefaultBridge != service.DefaultBridge {
-		in.Bridge, err = optional(t.AgentByUUID(ctx, svc.DefaultBridge))
+		in.Bridge, err = l.agent(ctx, svc.DefaultBridge)
 	}
 	return in, err
+}
+
+func (l *PlacementLoader) agent(ctx context.Context, uuid string) (*inventory.Agent, error) {
+	return memo(l.agents, uuid, func() (inventory.Agent, error) { return l.tx.AgentByUUID(ctx, uuid) })
+}
+
+// memo reads key through load once; a row not found is remembered as nil.
+func memo[T any](m map[string]*T, key string, load func() (T, error)) (*T, error) {
+	if v, ok := m[key]; ok {
+		return v, nil
+	}
+	v, err := optional(load())
+	if err == nil {
+		m[key] = v
+	}
+	return v, err
+}
+
+// optional is a row that may be missing: nil when it is.
+func optional[T any](v T, err error) (*T, error) {
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }

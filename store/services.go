@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"svcbridge/service"
@@ -98,6 +99,26 @@ func (t *Tx) GetService(ctx context.Context, name string) (service.Service, erro
 		return service.Service{}, err
 	}
 	return svcs[0], nil
+}
+
+// ServicesToPlace reads the named services that exist, sorted by name,
+// without their tags, which placement does not read: a change of one
+// agent may concern thousands of services, read 500 a statement.
+func (t *Tx) ServicesToPlace(ctx context.Context, names []string) ([]service.Service, error) {
+	out := make([]service.Service, 0, len(names))
+	for chunk := range slices.Chunk(names, 500) {
+		q, args, err := t.in(`SELECT `+serviceCols+` FROM services WHERE name IN (?) ORDER BY `+t.binary("name"), chunk)
+		if err != nil {
+			return nil, err
+		}
+		part, err := t.scanServices(ctx, len(chunk), q, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	slices.SortFunc(out, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // readTags reads the tags of svcs, which hold every service from the
