@@ -20,6 +20,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/workflows/pass"
 )
 
 // Signaler queues agent reconciles (workflows.Client in production).
@@ -39,19 +40,20 @@ type Activities struct {
 	KubeConfig kube.Config
 }
 
-// TypeInvalidPlacement is the error type of failures only an inventory change fixes.
-const TypeInvalidPlacement = "InvalidPlacement"
+// TypeInvalidPlacement is the error type of failures only an inventory
+// change fixes; the pass decides what it means.
+const TypeInvalidPlacement = pass.TypeInvalidPlacement
 
 // PlanService reads a service, places it again (the inventory may have
 // changed since it was written) and stores that placement when it moved,
 // and decides with service.PassReach which agents the pass reconciles and
 // queues. It reads on a snapshot, beside the writers: a placement rarely
 // moves, and only then does it write.
-func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
-	var plan ServicePlan
+func (a *Activities) PlanService(ctx context.Context, name string) (pass.Plan, error) {
+	var plan pass.Plan
 	var moved *service.Placement
 	err := a.Store.Read(ctx, func(tx *store.Tx) error {
-		plan, moved = ServicePlan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}, nil
+		plan, moved = pass.Plan{Kubernetes: a.ControlPlane == service.ControlPlaneKubernetes}, nil
 		written, err := serviceWritten(ctx, tx, name)
 		if err != nil {
 			return err
@@ -303,7 +305,7 @@ const SignalledReconcileMessage = "reconcile requested through a Temporal signal
 // FinishService records the outcome of a reconcile: ready when the
 // connector and the hub listener are in place, else failed with the reason,
 // which it returns.
-func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error) {
+func (a *Activities) FinishService(ctx context.Context, f pass.Finish) (string, error) {
 	var recorded bool
 	var msg string
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -424,7 +426,7 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 			defer mu.Unlock()
 			if err != nil {
 				activity.GetLogger(ctx).Warn("agent reconcile failed; retried in a few seconds", "agent", q.Agent, "error", err)
-				failed[i] = q.Agent + ": " + Reason(err)
+				failed[i] = q.Agent + ": " + pass.Reason(err)
 				retry = append(retry, q)
 				return nil
 			}

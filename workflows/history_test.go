@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"svcbridge/workflows/pass"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,8 +15,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
-
-	"svcbridge/activities"
 )
 
 // TestFailedPassesAreFailureEventsInTheHistory runs the service workflow on
@@ -38,19 +37,19 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 	w := worker.New(c, "history-test", worker.Options{})
 	Register(w)
 	for name, fn := range map[string]any{
-		"PlanService": func(context.Context, string) (activities.ServicePlan, error) {
-			return activities.ServicePlan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
+		"PlanService": func(context.Context, string) (pass.Plan, error) {
+			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return errors.New("agent hub: database is down") },
-		"FinishService":   func(context.Context, activities.Finish) (string, error) { return "", nil },
-		"ReconcileService": func(ctx context.Context, _ string) (activities.Outcome, error) {
+		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
+		"ReconcileService": func(ctx context.Context, _ string) (pass.Outcome, error) {
 			if activity.GetInfo(ctx).Attempt != 1 {
 				t.Errorf("ReconcileService attempt %d: Temporal retried it", activity.GetInfo(ctx).Attempt)
 			}
 			if retries.Add(1) <= 2 {
-				return activities.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, activities.TypeRouterWriteFailed)
+				return pass.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, pass.TypeRouterWriteFailed)
 			}
-			return activities.Outcome{Planned: true, Exists: true}, nil
+			return pass.Outcome{Planned: true, Exists: true}, nil
 		},
 	} {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
@@ -99,8 +98,8 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 		t.Fatalf("%d ActivityTaskFailed events, want 2", len(failed))
 	}
 	for _, f := range failed {
-		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != activities.TypeRouterWriteFailed {
-			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, activities.TypeRouterWriteFailed)
+		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != pass.TypeRouterWriteFailed {
+			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, pass.TypeRouterWriteFailed)
 		}
 	}
 	// The fast path's failure was attempt 1.
