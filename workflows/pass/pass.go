@@ -116,7 +116,8 @@ type Outcome struct {
 
 // Run runs one reconcile pass of the named service. A failure is recorded
 // on the service (provisioningError) and returned as a retryable error
-// with exactly that message and a type naming what failed.
+// with exactly that message and a type naming what failed; when recording
+// it failed too, the message says so after it.
 func Run(s Steps, name string) (Outcome, error) {
 	s.Step("planning")
 	plan, err := s.Plan(name)
@@ -131,10 +132,15 @@ func Run(s Steps, name string) (Outcome, error) {
 		if finish.Error == "" {
 			finish.Error = step + ": " + Reason(err)
 		}
+		msg := finish.Error
 		if plan.Exists {
-			_, _ = s.Finish(finish)
+			if _, ferr := s.Finish(finish); ferr != nil {
+				// provisioningError does not say it: the pass's failure
+				// does, and why the service still shows what it showed.
+				msg += "; recording it failed: " + Reason(ferr)
+			}
 		}
-		return out, passError(typ, finish.Error, err)
+		return out, passError(typ, msg, err)
 	}
 
 	s.Step("writing router configs")
