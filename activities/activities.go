@@ -421,6 +421,12 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	g.SetLimit(DrainParallel)
 	for i, q := range claimed {
 		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				// The activity is cancelled (its worker stops, or its
+				// heartbeat timed out): the agents not begun keep their
+				// claim, and are claimed again when its lease ends.
+				return err
+			}
 			res, err := a.reconcileRouter(gctx, q.Agent, "")
 			mu.Lock()
 			defer mu.Unlock()
@@ -439,7 +445,9 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 			return nil
 		})
 	}
-	g.Wait()
+	if err := g.Wait(); err != nil {
+		return AgentBatch{}, err
+	}
 	batch := AgentBatch{Claimed: len(claimed), Services: len(services),
 		Names: firstN(names, batchNames), Failed: firstN(failed, len(failed))}
 	return batch, a.Store.InTx(ctx, func(tx *store.Tx) error {
