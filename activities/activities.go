@@ -23,7 +23,7 @@ import (
 	"svcbridge/workflows/pass"
 )
 
-// Signaler queues agent reconciles (workflows.Client in production).
+// Signaler queues agent reconciles (trigger.Trigger in production).
 type Signaler interface {
 	AgentsChanged(ctx context.Context, uuids ...string) error
 }

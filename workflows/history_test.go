@@ -1,9 +1,11 @@
-package workflows
+package workflows_test
 
 import (
 	"context"
 	"errors"
+	"svcbridge/workflows"
 	"svcbridge/workflows/pass"
+	"svcbridge/workflows/temporalclient"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,18 +26,18 @@ import (
 // ActivityTaskFailed events with provisioningError's message and the
 // failure's type, and each retry's summary counts the attempts.
 func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
-	defer func(d time.Duration) { retryBackoff = d }(retryBackoff)
-	retryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
+	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
+	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	c := ts.GetDefaultClient()
 	ctx := context.Background()
-	if err := RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace()); err != nil {
+	if err := temporalclient.RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace()); err != nil {
 		t.Fatal(err)
 	}
 	const reason = "write router config: agent hub: database is down"
 	var retries atomic.Int32
 	w := worker.New(c, "history-test", worker.Options{})
-	Register(w)
+	workflows.Register(w)
 	for name, fn := range map[string]any{
 		"PlanService": func(context.Context, string) (pass.Plan, error) {
 			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
@@ -59,18 +61,18 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 	id := "svcbridge/service/checkout"
-	cl := Client{Temporal: c, TaskQueue: "history-test", IDs: IDs{Prefix: "svcbridge/"}}
+	cl := temporalclient.Client{Temporal: c, TaskQueue: "history-test", IDs: workflows.IDs{Prefix: "svcbridge/"}}
 	if err := cl.ServiceCreated(ctx, "checkout"); err != nil {
 		t.Fatal(err)
 	}
 
 	// Wait for the pass that succeeds.
-	var state ServiceState
+	var state workflows.ServiceState
 	for deadline := time.Now().Add(time.Minute); state.Step != "ready; waiting for changes"; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the workflow never became ready: %+v", state)
 		}
-		if v, err := c.QueryWorkflow(ctx, id, "", QueryState); err == nil {
+		if v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryState); err == nil {
 			_ = v.Get(&state)
 		}
 	}
