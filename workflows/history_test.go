@@ -5,18 +5,14 @@ import (
 	"errors"
 	"svcbridge/workflows"
 	"svcbridge/workflows/pass"
-	"svcbridge/workflows/temporalclient"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/server/temporaltest"
 )
 
 // TestFailedPassesAreFailureEventsInTheHistory runs the service workflow on
@@ -28,17 +24,9 @@ import (
 func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
 	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	c := ts.GetDefaultClient()
-	ctx := context.Background()
-	if err := temporalclient.RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace()); err != nil {
-		t.Fatal(err)
-	}
 	const reason = "write router config: agent hub: database is down"
 	var retries atomic.Int32
-	w := worker.New(c, "history-test", worker.Options{})
-	workflows.Register(w)
-	for name, fn := range map[string]any{
+	cl := startWorkflows(t, map[string]any{
 		"PlanService": func(context.Context, string) (pass.Plan, error) {
 			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
@@ -53,38 +41,18 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 			}
 			return pass.Outcome{Planned: true, Exists: true}, nil
 		},
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	id := "svcbridge/service/checkout"
-	cl := temporalclient.Client{Temporal: c, TaskQueue: "history-test", IDs: workflows.IDs{Prefix: "svcbridge/"}}
+	})
+	c, ctx := cl.Temporal, context.Background()
+	id := cl.Service("checkout")
 	if err := cl.ServiceCreated(ctx, "checkout"); err != nil {
 		t.Fatal(err)
 	}
-
 	// Wait for the pass that succeeds.
-	var state workflows.ServiceState
-	for deadline := time.Now().Add(time.Minute); state.Step != "ready; waiting for changes"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workflow never became ready: %+v", state)
-		}
-		if v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryState); err == nil {
-			_ = v.Get(&state)
-		}
-	}
+	waitStep(t, c, id, "ready; waiting for changes")
 
 	var failed []*historypb.ActivityTaskFailedEventAttributes
 	var summaries []string
-	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range history(t, c, id, "").GetEvents() {
 		if f := e.GetActivityTaskFailedEventAttributes(); f != nil {
 			failed = append(failed, f)
 		}
