@@ -20,9 +20,10 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/workflows/pass"
 )
 
-// Signaler queues agent reconciles (workflows.Client in production).
+// Signaler queues agent reconciles (trigger.Trigger in production).
 type Signaler interface {
 	AgentsChanged(ctx context.Context, uuids ...string) error
 }
@@ -39,19 +40,20 @@ type Activities struct {
 	KubeConfig kube.Config
 }
 
-// TypeInvalidPlacement is the error type of failures only an inventory change fixes.
-const TypeInvalidPlacement = "InvalidPlacement"
+// TypeInvalidPlacement is the error type of failures only an inventory
+// change fixes; the pass decides what it means.
+const TypeInvalidPlacement = pass.TypeInvalidPlacement
 
 // PlanService reads a service, places it again (the inventory may have
 // changed since it was written) and stores that placement when it moved,
 // and decides with service.PassReach which agents the pass reconciles and
 // queues. It reads on a snapshot, beside the writers: a placement rarely
 // moves, and only then does it write.
-func (a *Activities) PlanService(ctx context.Context, name string) (ServicePlan, error) {
-	var plan ServicePlan
+func (a *Activities) PlanService(ctx context.Context, name string) (pass.Plan, error) {
+	var plan pass.Plan
 	var moved *service.Placement
 	err := a.Store.Read(ctx, func(tx *store.Tx) error {
-		plan, moved = ServicePlan{Kubernetes: a.ControlPlane.Kubernetes()}, nil
+		plan, moved = pass.Plan{Kubernetes: a.ControlPlane.Kubernetes()}, nil
 		written, err := serviceWritten(ctx, tx, name)
 		if err != nil {
 			return err
@@ -303,7 +305,7 @@ const SignalledReconcileMessage = "reconcile requested through a Temporal signal
 // FinishService records the outcome of a reconcile: ready when the
 // connector and the hub listener are in place, else failed with the reason,
 // which it returns.
-func (a *Activities) FinishService(ctx context.Context, f Finish) (string, error) {
+func (a *Activities) FinishService(ctx context.Context, f pass.Finish) (string, error) {
 	var recorded bool
 	var msg string
 	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -419,12 +421,18 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	g.SetLimit(DrainParallel)
 	for i, q := range claimed {
 		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				// The activity is cancelled (its worker stops, or its
+				// heartbeat timed out): the agents not begun keep their
+				// claim, and are claimed again when its lease ends.
+				return err
+			}
 			res, err := a.reconcileRouter(gctx, q.Agent, "")
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				activity.GetLogger(ctx).Warn("agent reconcile failed; retried in a few seconds", "agent", q.Agent, "error", err)
-				failed[i] = q.Agent + ": " + Reason(err)
+				failed[i] = q.Agent + ": " + pass.Reason(err)
 				retry = append(retry, q)
 				return nil
 			}
@@ -437,7 +445,9 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 			return nil
 		})
 	}
-	g.Wait()
+	if err := g.Wait(); err != nil {
+		return AgentBatch{}, err
+	}
 	batch := AgentBatch{Claimed: len(claimed), Services: len(services),
 		Names: firstN(names, batchNames), Failed: firstN(failed, len(failed))}
 	return batch, a.Store.InTx(ctx, func(tx *store.Tx) error {

@@ -16,6 +16,7 @@ import (
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
+	"svcbridge/workflows/pass"
 )
 
 // fixture is a store with a hub, an edge agent tagged all and an
@@ -63,20 +64,20 @@ func (f *fixture) tx(fn func(context.Context, *store.Tx) error) {
 	}
 }
 
-func (f *fixture) plan() ServicePlan {
+func (f *fixture) plan() pass.Plan {
 	f.t.Helper()
 	v, err := f.env.ExecuteActivity(f.acts.PlanService, "web")
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var p ServicePlan
+	var p pass.Plan
 	if err := v.Get(&p); err != nil {
 		f.t.Fatal(err)
 	}
 	return p
 }
 
-func (f *fixture) finish(in Finish) string {
+func (f *fixture) finish(in pass.Finish) string {
 	f.t.Helper()
 	v, err := f.env.ExecuteActivity(f.acts.FinishService, in)
 	if err != nil {
@@ -115,7 +116,7 @@ func TestPassThroughTheActivities(t *testing.T) {
 			}
 
 			// Recorded before the routers are written: ready needs the objects.
-			in := Finish{Service: "web", Generation: p.Generation, ConnectorSite: p.ConnectorSite, HubSite: p.HubSite, Endpoint: p.Endpoint}
+			in := pass.Finish{Service: "web", Generation: p.Generation, ConnectorSite: p.ConnectorSite, HubSite: p.HubSite, Endpoint: p.Endpoint}
 			if msg := f.finish(in); msg != "the tcpConnector is not on the router of agent "+f.hub.UUID {
 				t.Errorf("finish before the writes: %q", msg)
 			}
@@ -143,7 +144,7 @@ func TestPassThroughTheActivities(t *testing.T) {
 			if got := f.status().Placement; got.ConnectorSite != "" || got.HubSite != "" {
 				t.Errorf("an invalid placement was stored with sites: %+v", got)
 			}
-			if msg := f.finish(Finish{Service: "web", Generation: p.Generation, Error: p.Invalid}); msg != p.Invalid {
+			if msg := f.finish(pass.Finish{Service: "web", Generation: p.Generation, Error: p.Invalid}); msg != p.Invalid {
 				t.Errorf("finish of an invalid placement: %q", msg)
 			}
 			if svc := f.status(); svc.ProvisioningStatus != service.StatusFailed {
@@ -160,12 +161,12 @@ func TestAPassAnswersOnlyTheRequestsItRead(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixture(t, dialect)
-			pass := func(p ServicePlan) {
+			run := func(p pass.Plan) {
 				t.Helper()
 				if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
 					t.Fatal(err)
 				}
-				f.finish(Finish{Service: "web", Generation: p.Generation, ReconcileRequest: p.ReconcileRequest,
+				f.finish(pass.Finish{Service: "web", Generation: p.Generation, ReconcileRequest: p.ReconcileRequest,
 					ConnectorSite: p.ConnectorSite, HubSite: p.HubSite, Endpoint: p.Endpoint})
 			}
 			underWay := f.plan()
@@ -174,11 +175,11 @@ func TestAPassAnswersOnlyTheRequestsItRead(t *testing.T) {
 				request, err = tx.RequestReconcile(ctx, "web")
 				return err
 			})
-			pass(underWay)
+			run(underWay)
 			if svc := f.status(); svc.ProvisioningStatus != service.StatusReady || svc.ObservedReconcileRequest >= request {
 				t.Fatalf("the pass under way answered request %d: %s, observed %d", request, svc.ProvisioningStatus, svc.ObservedReconcileRequest)
 			}
-			pass(f.plan())
+			run(f.plan())
 			if svc := f.status(); svc.ReconcileRequest != request || svc.ObservedReconcileRequest != request {
 				t.Errorf("after the next pass: request %d, observed %d, want both %d", svc.ReconcileRequest, svc.ObservedReconcileRequest, request)
 			}
@@ -479,7 +480,7 @@ func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
 			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
 				t.Fatal(err)
 			}
-			f.finish(Finish{Service: "web", Generation: p.Generation})
+			f.finish(pass.Finish{Service: "web", Generation: p.Generation})
 			if s := f.status(); s.ProvisioningStatus != service.StatusReady {
 				t.Fatalf("web is %s", s.ProvisioningStatus)
 			}

@@ -68,7 +68,7 @@ type Options struct {
 	// on the Kubernetes control plane; nil elsewhere.
 	Kubernetes func(context.Context) error
 	// Pollers reports how many workers poll TaskQueue, for /readyz and
-	// pending services (workflows.Client.Pollers); nil skips the check.
+	// pending services (temporalclient.Client.Pollers); nil skips the check.
 	Pollers   func(context.Context) (int, error)
 	TaskQueue string
 	// Auth authenticates the users of /api/v3 (not the agents' pull API).

@@ -18,6 +18,7 @@ import (
 	"svcbridge/trigger"
 	"svcbridge/worker"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // Installation is what every process of one installation shares.
@@ -31,8 +32,8 @@ type Installation struct {
 }
 
 // Workflows starts and signals the installation's workflows.
-func (in Installation) Workflows(c client.Client) workflows.Client {
-	return workflows.Client{Temporal: c, TaskQueue: in.TaskQueue, IDs: in.IDs}
+func (in Installation) Workflows(c client.Client) temporalclient.Client {
+	return temporalclient.Client{Temporal: c, TaskQueue: in.TaskQueue, IDs: in.IDs}
 }
 
 // Trigger asks for reconciles: the API's Reconciler, the activities' Signaler.

@@ -41,7 +41,7 @@ type Source struct {
 	Store interface {
 		Counts(context.Context) (store.Counts, error)
 	}
-	// Pollers counts the workers polling TaskQueue (workflows.Client.Pollers);
+	// Pollers counts the workers polling TaskQueue (temporalclient.Client.Pollers);
 	// nil leaves svcbridge_task_queue_pollers out.
 	Pollers   func(context.Context) (int, error)
 	TaskQueue string

@@ -14,6 +14,7 @@ import (
 	"svcbridge/metrics"
 	"svcbridge/store"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // TestDriftCheckRepairsHandEditedRouters edits router configs behind
@@ -85,26 +86,26 @@ func TestDriftScheduleFollowsTheSetting(t *testing.T) {
 		}
 		return d.Schedule.Spec.Intervals[0].Every
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 10*time.Minute); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != 10*time.Minute {
 		t.Errorf("interval %v, want 10m", got)
 	}
 	// A second worker with another setting updates it instead of failing.
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != time.Minute {
 		t.Errorf("interval %v after the update, want 1m", got)
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.temporal.ScheduleClient().GetHandle(ctx, s.wf.DriftSchedule()).Describe(ctx); err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found") {
 		t.Errorf("schedule still there after interval 0: %v", err)
 	}
-	if err := workflows.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
 		t.Errorf("turning off an absent schedule: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 const taskQueue = "svcbridge-test"
@@ -87,7 +88,7 @@ type system struct {
 	kubeCfg  kube.Config
 	store    *store.Store
 	temporal client.Client
-	wf       workflows.Client
+	wf       temporalclient.Client
 	url      string
 	plane    service.ControlPlane
 	tags     service.TagRule
@@ -150,7 +151,7 @@ func newSystemOn(t *testing.T, dbURL string, ts *temporaltest.TestServer) *syste
 func (s *system) connect(ts *temporaltest.TestServer) {
 	t := s.t
 	s.temporal = ts.GetDefaultClient()
-	if err := workflows.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
+	if err := temporalclient.RegisterSearchAttributes(context.Background(), s.temporal, ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
 	s.wf = s.installation().Workflows(s.temporal)

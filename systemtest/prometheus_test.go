@@ -21,7 +21,7 @@ import (
 	"svcbridge/metrics/promtest"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
-	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // The deployment's observability files, as the chart ships them.
@@ -97,7 +97,7 @@ func TestPrometheusScrapesAPIAndWorker(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	dbURL := storetest.NewPostgresDB(t)
 	ctx := context.Background()
-	if err := workflows.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
+	if err := temporalclient.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
 	apiAddr, workerAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))

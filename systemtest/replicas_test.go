@@ -22,7 +22,7 @@ import (
 
 	"svcbridge/service"
 	"svcbridge/store/storetest"
-	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // The production shape: two `svcbridge api` and two `svcbridge worker`
@@ -110,7 +110,7 @@ func TestTwoAPIsAndTwoWorkers(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	dbURL := storetest.NewPostgresDB(t)
 	ctx := context.Background()
-	if err := workflows.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
+	if err := temporalclient.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
 	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(),

@@ -9,12 +9,12 @@ import (
 	"context"
 
 	"svcbridge/store"
-	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // Trigger asks for reconciles.
 type Trigger struct {
-	Workflows workflows.Client
+	Workflows temporalclient.Client
 	Store     *store.Store // the agent queue
 }
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"svcbridge/store"
-	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // WatchInterval is how often Watch probes: a few seconds, so a recovery is
@@ -54,7 +54,7 @@ func Recovered(prev, now map[string]bool) []string {
 // leaving each to its own backoff timer, which after a long outage has
 // grown to minutes. Every worker replica may run it: the signals are
 // idempotent, and each replica sends one per service per recovery.
-func Watch(ctx context.Context, st *store.Store, wf workflows.Client, interval time.Duration, probes []Probe, log *slog.Logger) {
+func Watch(ctx context.Context, st *store.Store, wf temporalclient.Client, interval time.Duration, probes []Probe, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var prev map[string]bool
@@ -91,7 +91,7 @@ func Watch(ctx context.Context, st *store.Store, wf workflows.Client, interval t
 // on its backoff: failed services, unsettled ones (a failure the outage
 // kept from being recorded), and deleted ones whose objects remain. It
 // reports how many it signalled.
-func RetryAll(ctx context.Context, st *store.Store, wf workflows.Client) (int, error) {
+func RetryAll(ctx context.Context, st *store.Store, wf temporalclient.Client) (int, error) {
 	var names []string
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		failed, err := tx.FailedServices(ctx)
@@ -115,7 +115,7 @@ func RetryAll(ctx context.Context, st *store.Store, wf workflows.Client) (int, e
 const signalParallel = 8
 
 // signalAll asks each named service's workflow to reconcile now.
-func signalAll(ctx context.Context, wf workflows.Client, names []string) error {
+func signalAll(ctx context.Context, wf temporalclient.Client, names []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(signalParallel)
 	for _, n := range names {

@@ -14,6 +14,7 @@ import (
 	"svcbridge/activities"
 	"svcbridge/store"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // WorkflowCacheSize is how many workflows a worker process keeps in memory
@@ -48,7 +49,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 // reconciled for grace, or with router entries left after its row went)
 // every interval until ctx ends. Any number of workers may run it: the
 // signals are idempotent.
-func Resync(ctx context.Context, st *store.Store, wf workflows.Client, interval, grace time.Duration, log *slog.Logger) {
+func Resync(ctx context.Context, st *store.Store, wf temporalclient.Client, interval, grace time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -65,7 +66,7 @@ func Resync(ctx context.Context, st *store.Store, wf workflows.Client, interval,
 
 // ResyncOnce runs one resync pass: it signals unsettled services, and
 // wakes the agent queue's workflow when agents wait in the queue.
-func ResyncOnce(ctx context.Context, st *store.Store, wf workflows.Client, grace time.Duration) error {
+func ResyncOnce(ctx context.Context, st *store.Store, wf temporalclient.Client, grace time.Duration) error {
 	var names []string
 	var queued int
 	err := st.InTx(ctx, func(tx *store.Tx) error {

@@ -1,21 +1,18 @@
-package workflows
+package workflows_test
 
 import (
 	"context"
 	"errors"
+	"svcbridge/workflows"
+	"svcbridge/workflows/pass"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/server/temporaltest"
-
-	"svcbridge/activities"
 )
 
 // TestFailedPassesAreFailureEventsInTheHistory runs the service workflow on
@@ -25,65 +22,37 @@ import (
 // ActivityTaskFailed events with provisioningError's message and the
 // failure's type, and each retry's summary counts the attempts.
 func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
-	defer func(d time.Duration) { retryBackoff = d }(retryBackoff)
-	retryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	c := ts.GetDefaultClient()
-	ctx := context.Background()
-	if err := RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace()); err != nil {
-		t.Fatal(err)
-	}
+	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
+	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
 	const reason = "write router config: agent hub: database is down"
 	var retries atomic.Int32
-	w := worker.New(c, "history-test", worker.Options{})
-	Register(w)
-	for name, fn := range map[string]any{
-		"PlanService": func(context.Context, string) (activities.ServicePlan, error) {
-			return activities.ServicePlan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
+	cl := startWorkflows(t, map[string]any{
+		"PlanService": func(context.Context, string) (pass.Plan, error) {
+			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return errors.New("agent hub: database is down") },
-		"FinishService":   func(context.Context, activities.Finish) (string, error) { return "", nil },
-		"ReconcileService": func(ctx context.Context, _ string) (activities.Outcome, error) {
+		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
+		"ReconcileService": func(ctx context.Context, _ string) (pass.Outcome, error) {
 			if activity.GetInfo(ctx).Attempt != 1 {
 				t.Errorf("ReconcileService attempt %d: Temporal retried it", activity.GetInfo(ctx).Attempt)
 			}
 			if retries.Add(1) <= 2 {
-				return activities.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, activities.TypeRouterWriteFailed)
+				return pass.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, pass.TypeRouterWriteFailed)
 			}
-			return activities.Outcome{Planned: true, Exists: true}, nil
+			return pass.Outcome{Planned: true, Exists: true}, nil
 		},
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	id := "svcbridge/service/checkout"
-	cl := Client{Temporal: c, TaskQueue: "history-test", IDs: IDs{Prefix: "svcbridge/"}}
+	})
+	c, ctx := cl.Temporal, context.Background()
+	id := cl.Service("checkout")
 	if err := cl.ServiceCreated(ctx, "checkout"); err != nil {
 		t.Fatal(err)
 	}
-
 	// Wait for the pass that succeeds.
-	var state ServiceState
-	for deadline := time.Now().Add(time.Minute); state.Step != "ready; waiting for changes"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workflow never became ready: %+v", state)
-		}
-		if v, err := c.QueryWorkflow(ctx, id, "", QueryState); err == nil {
-			_ = v.Get(&state)
-		}
-	}
+	waitStep(t, c, id, "ready; waiting for changes")
 
 	var failed []*historypb.ActivityTaskFailedEventAttributes
 	var summaries []string
-	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range history(t, c, id, "").GetEvents() {
 		if f := e.GetActivityTaskFailedEventAttributes(); f != nil {
 			failed = append(failed, f)
 		}
@@ -99,8 +68,8 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 		t.Fatalf("%d ActivityTaskFailed events, want 2", len(failed))
 	}
 	for _, f := range failed {
-		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != activities.TypeRouterWriteFailed {
-			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, activities.TypeRouterWriteFailed)
+		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != pass.TypeRouterWriteFailed {
+			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, pass.TypeRouterWriteFailed)
 		}
 	}
 	// The fast path's failure was attempt 1.

@@ -2,7 +2,9 @@
 // workflow per Service, and one workflow draining the queue of agent
 // routers to rebuild through a child workflow per batch of agents.
 // Workflows only decide the order of things; every read and write is an
-// activity.
+// activity. The order of a service's reconcile pass is package pass's;
+// calls on the Temporal client (start, signal, schedule) are package
+// temporalclient's.
 package workflows
 
 import (

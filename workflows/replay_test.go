@@ -18,7 +18,7 @@ import (
 // type against today's code: a change that would break running workflows
 // (a command added, removed or reordered without workflow.GetVersion)
 // fails here. A file is named after its workflow ID, path-escaped, with an
-// optional @label (service%2Fcheckout@v1.json); the README says how to
+// optional @label (service%2Fcheckout@v1.json); docs/development.md says how to
 // capture new ones.
 func TestReplayCapturedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))

@@ -14,6 +14,7 @@ import (
 
 	"svcbridge/activities"
 	"svcbridge/service"
+	"svcbridge/workflows/pass"
 )
 
 // a is only used for its method values: the SDK names activities by them.
@@ -55,10 +56,10 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			recordSignals(ctx, in.Name, n)
 		}
 		state.Reconciles++
-		var out activities.Outcome
+		var out pass.Outcome
 		var err error
 		if in.Failing.Attempts == 0 {
-			out, err = activities.RunPass(localSteps{ctx: ctx, state: &state}, in.Name)
+			out, err = pass.Run(localSteps{ctx: ctx, state: &state}, in.Name)
 		} else {
 			out, err = passActivity(ctx, in.Name, in.Failing)
 		}
@@ -117,7 +118,7 @@ func failureEvents(ctx workflow.Context) bool {
 // carrying provisioningError's message and what failed as its type. Its
 // summary, on the Web UI's timeline, says which attempt it is and since
 // when the service fails.
-func passActivity(ctx workflow.Context, name string, failing FailureStreak) (out activities.Outcome, err error) {
+func passActivity(ctx workflow.Context, name string, failing FailureStreak) (out pass.Outcome, err error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    activities.PassHeartbeat,
@@ -158,7 +159,7 @@ const statusDeleting = "deleting"
 
 // provisioningStatus is the ProvisioningStatus a pass's outcome shows; a
 // pass that could not read the service leaves the last one.
-func provisioningStatus(last string, out activities.Outcome, err error) string {
+func provisioningStatus(last string, out pass.Outcome, err error) string {
 	switch {
 	case !out.Planned:
 		return last
@@ -176,10 +177,10 @@ var statusKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeStatus)
 // (the failure first, as provisioningError words it, with the streak when
 // the workflow retries it) and, when it changed, in the ProvisioningStatus
 // search attribute. It returns the status.
-func report(ctx workflow.Context, state *ServiceState, last string, out activities.Outcome, err error) string {
+func report(ctx workflow.Context, state *ServiceState, last string, out pass.Outcome, err error) string {
 	status := provisioningStatus(last, out, err)
 	if err != nil {
-		state.Step, state.LastError = status+"; "+state.Failing.retrying(), activities.Reason(err)
+		state.Step, state.LastError = status+"; "+state.Failing.retrying(), pass.Reason(err)
 		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError+state.Failing.details())
 	} else {
 		state.Step, state.LastError = status+"; waiting for changes", ""
@@ -198,7 +199,7 @@ var errSignalled = errors.New("reconcile signalled")
 // retryPass runs the whole pass as one activity until it succeeds, with
 // Temporal's retry policy (its attempts and last failure are what the Web
 // UI shows), or until a reconcile signal cancels it.
-func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (activities.Outcome, error) {
+func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (pass.Outcome, error) {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
@@ -208,7 +209,7 @@ func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name strin
 			MaximumInterval: maxRetryBackoff}, // unlimited attempts
 		Summary: "Retry the reconcile of service " + name,
 	})
-	var out activities.Outcome
+	var out pass.Outcome
 	var err error
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(workflow.ExecuteActivity(actx, a.ReconcileService, name), func(f workflow.Future) { err = f.Get(ctx, &out) })
@@ -218,7 +219,7 @@ func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name strin
 	return out, err
 }
 
-// localSteps runs a pass's steps as local activities (the fast path: no
+// localSteps runs the steps of pass.Run as local activities (the fast path: no
 // round trip through the server), and the Kubernetes step, which may wait
 // for a LoadBalancer, as a regular activity.
 type localSteps struct {
@@ -235,7 +236,7 @@ func (l localSteps) local() workflow.Context {
 
 func (l localSteps) Step(what string) { l.state.Step = what }
 
-func (l localSteps) Plan(name string) (plan activities.ServicePlan, err error) {
+func (l localSteps) Plan(name string) (plan pass.Plan, err error) {
 	err = workflow.ExecuteLocalActivity(l.local(), a.PlanService, name).Get(l.ctx, &plan)
 	return plan, err
 }
@@ -244,18 +245,19 @@ func (l localSteps) ReconcileAgents(name string, sites []string) error {
 	return workflow.ExecuteLocalActivity(l.local(), a.ReconcileAgents, name, sites).Get(l.ctx, nil)
 }
 
-func (l localSteps) Kube(name string) (kr activities.KubeResult, err error) {
+func (l localSteps) Kube(name string) (endpoint *string, err error) {
 	kctx := workflow.WithActivityOptions(l.ctx, workflow.ActivityOptions{
 		// LoadBalancer polling waits up to LB_POLL_ATTEMPTS x LB_POLL_INTERVAL.
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    activities.PassHeartbeat,
 		RetryPolicy:         quickRetries,
 	})
+	var kr activities.KubeResult
 	err = workflow.ExecuteActivity(kctx, a.ReconcileKube, name).Get(l.ctx, &kr)
-	return kr, err
+	return kr.Endpoint, err
 }
 
-func (l localSteps) Finish(f activities.Finish) (missing string, err error) {
+func (l localSteps) Finish(f pass.Finish) (missing string, err error) {
 	err = workflow.ExecuteLocalActivity(l.local(), a.FinishService, f).Get(l.ctx, &missing)
 	return missing, err
 }
@@ -267,7 +269,7 @@ func (l localSteps) Queue(agents []string) error { return fanout(l.ctx, agents) 
 var quickRetries = &temporal.RetryPolicy{
 	InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
 	MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
-	NonRetryableErrorTypes: []string{activities.TypeInvalidPlacement, activities.TypeNoIngress},
+	NonRetryableErrorTypes: []string{pass.TypeInvalidPlacement, pass.TypeNoIngress},
 }
 
 // fanout queues the agents whose listeners may change, in chunks, one
@@ -438,7 +440,7 @@ func AgentBatchWorkflow(ctx workflow.Context, in AgentBatchInput) (activities.Ag
 	workflow.SetCurrentDetails(ctx, batchSummary(b))
 	if len(b.Failed) > 0 {
 		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried in a few seconds: %s",
-			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), activities.TypeRouterWriteFailed)
+			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), pass.TypeRouterWriteFailed)
 	}
 	return b, nil
 }

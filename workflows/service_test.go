@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"svcbridge/activities"
+	"svcbridge/workflows/pass"
 )
 
 // These tests check the orchestration alone, with mocked activities; the
@@ -34,7 +35,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: false, Sites: []string{"hub"}}, nil).Once()
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: false, Sites: []string{"hub"}}, nil).Once()
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
 	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
@@ -45,25 +46,25 @@ func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 
 func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	env := newEnv(t)
-	plan := activities.ServicePlan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
+	plan := pass.Plan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
 	deleted := false
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (activities.ServicePlan, error) {
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (pass.Plan, error) {
 		if deleted {
-			return activities.ServicePlan{}, nil
+			return pass.Plan{}, nil
 		}
 		return plan, nil
 	})
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	var finished []activities.Finish
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f activities.Finish) (string, error) {
+	var finished []pass.Finish
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f pass.Finish) (string, error) {
 		finished = append(finished, f)
 		return "", nil
 	})
 	// Temporal retries the whole pass: it fails once more, then succeeds.
-	retryErr := temporal.NewApplicationError("write router config: database is down", activities.TypeRouterWriteFailed)
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{}, retryErr).Once()
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(activities.Outcome{Planned: true, Exists: true}, nil).Once()
+	retryErr := temporal.NewApplicationError("write router config: database is down", pass.TypeRouterWriteFailed)
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(pass.Outcome{}, retryErr).Once()
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(pass.Outcome{Planned: true, Exists: true}, nil).Once()
 	var statuses []string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(statusKey)
@@ -101,15 +102,15 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 func TestProvisioningStatus(t *testing.T) {
 	failure := errors.New("x")
 	for _, c := range []struct {
-		out  activities.Outcome
+		out  pass.Outcome
 		err  error
 		want string
 	}{
-		{activities.Outcome{}, failure, "pending"}, // could not read the service: unchanged
-		{activities.Outcome{Planned: true, Exists: true}, nil, "ready"},
-		{activities.Outcome{Planned: true, Exists: true}, failure, "failed"},
-		{activities.Outcome{Planned: true}, failure, "deleting"},
-		{activities.Outcome{Planned: true, Gone: true}, nil, "deleting"},
+		{pass.Outcome{}, failure, "pending"}, // could not read the service: unchanged
+		{pass.Outcome{Planned: true, Exists: true}, nil, "ready"},
+		{pass.Outcome{Planned: true, Exists: true}, failure, "failed"},
+		{pass.Outcome{Planned: true}, failure, "deleting"},
+		{pass.Outcome{Planned: true, Gone: true}, nil, "deleting"},
 	} {
 		if got := provisioningStatus("pending", c.out, c.err); got != c.want {
 			t.Errorf("provisioningStatus(%+v, %v) = %q, want %q", c.out, c.err, got, c.want)
@@ -147,7 +148,7 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	defer func(n int) { maxIterations = n }(maxIterations)
 	maxIterations = 3
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1}, nil)
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1}, nil)
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
@@ -166,8 +167,8 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 	for i := range agents {
 		agents[i] = time.Duration(i).String()
 	}
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{}, nil)
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{}, nil)
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	var mu sync.Mutex // the chunks' activities run at once
@@ -194,16 +195,16 @@ func TestServiceWorkflowFansOutInChunks(t *testing.T) {
 // recorded as a reconcile request.
 func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(activities.ServicePlan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
 	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
 	fixed := false
-	failure := temporal.NewApplicationError("agent fog-a has routerMode none", activities.TypeInvalidPlacement)
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (activities.Outcome, error) {
+	failure := temporal.NewApplicationError("agent fog-a has routerMode none", pass.TypeInvalidPlacement)
+	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (pass.Outcome, error) {
 		if fixed {
-			return activities.Outcome{Planned: true, Exists: true}, nil
+			return pass.Outcome{Planned: true, Exists: true}, nil
 		}
-		return activities.Outcome{Planned: true, Exists: true}, failure
+		return pass.Outcome{Planned: true, Exists: true}, failure
 	})
 	var recorded []int
 	env.OnActivity(a.RecordSignalledReconcile, mock.Anything, "checkout", mock.Anything).Return(func(_ context.Context, _ string, n int) error {

@@ -34,6 +34,7 @@ import (
 	"svcbridge/store"
 	"svcbridge/worker"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 func newLogger(cfg config.Config) *slog.Logger {
@@ -134,7 +135,7 @@ func (p parts) installation() installation.Installation {
 		ControlPlane: p.cfg.ControlPlane, Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Kube: p.cfg.Kube}
 }
 
-func (p parts) workflowsClient() workflows.Client { return p.installation().Workflows(p.temporal) }
+func (p parts) workflowsClient() temporalclient.Client { return p.installation().Workflows(p.temporal) }
 
 // users is how the API knows its users: who a bearer token is, and how
 // ioFog clients (potctl, the Go SDK) build a session.
@@ -253,7 +254,7 @@ func (p parts) runWorker(ctx context.Context) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	p.log.Info("svcbridge worker polling", "taskQueue", p.cfg.TaskQueue, "temporal", p.cfg.TemporalAddress)
-	if err := workflows.EnsureDriftSchedule(ctx, p.temporal, p.workflowsClient().IDs, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, p.temporal, p.workflowsClient().IDs, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
 	probes := []worker.Probe{worker.StoreProbe(p.store)}
@@ -279,7 +280,7 @@ func connect(ctx context.Context, cfg config.Config, dbURL string) (parts, error
 		p.store.Close()
 		return p, err
 	}
-	if err := workflows.RegisterSearchAttributes(ctx, p.temporal, cfg.TemporalNamespace); err != nil {
+	if err := temporalclient.RegisterSearchAttributes(ctx, p.temporal, cfg.TemporalNamespace); err != nil {
 		p.log.Warn("could not register the search attributes; add them to the namespace once (see the README)", "error", err)
 	}
 	p.unwatch = metrics.Watch(metrics.Source{Store: p.store, Pollers: p.workflowsClient().Pollers, TaskQueue: cfg.TaskQueue})

@@ -1,4 +1,9 @@
-package workflows
+// Package temporalclient makes svcbridge's calls on the Temporal client:
+// it starts and signals the workflows (signal-with-start), keeps the drift
+// check's schedule, adds the namespace's search attributes and reads the
+// task queue's pollers. These are I/O, so they stay out of package
+// workflows, whose code must be deterministic.
+package temporalclient
 
 import (
 	"context"
@@ -7,11 +12,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
-
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"svcbridge/service"
+	"svcbridge/workflows"
 )
 
 // Client starts and signals the workflows (package trigger adds the agent
@@ -20,15 +25,19 @@ import (
 type Client struct {
 	Temporal  client.Client
 	TaskQueue string
-	IDs
+	workflows.IDs
 }
 
-var serviceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
+// The search attributes a service's workflow starts with.
+var (
+	serviceKey = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeService)
+	statusKey  = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeStatus)
+)
 
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), SignalReconcile, SignalFromSvcbridge,
-		c.serviceStart(name), ServiceWorkflowName, ServiceInput{Name: name})
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), workflows.SignalReconcile, workflows.SignalFromSvcbridge,
+		c.serviceStart(name), workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
 	return err
 }
 
@@ -42,7 +51,7 @@ func (c Client) ServiceCreated(ctx context.Context, name string) error {
 	opts := c.serviceStart(name)
 	opts.EnableEagerStart = true
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
-	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, ServiceWorkflowName, ServiceInput{Name: name})
+	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &running) {
 		return c.ServiceChanged(ctx, name)
@@ -64,9 +73,9 @@ func (c Client) serviceStart(name string) client.StartWorkflowOptions {
 // WakeAgentQueue signals, or starts, the workflow draining the queue.
 func (c Client) WakeAgentQueue(ctx context.Context) error {
 	id := c.AgentQueue()
-	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, SignalReconcile, nil,
+	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalReconcile, nil,
 		client.StartWorkflowOptions{ID: id, TaskQueue: c.TaskQueue, StaticSummary: "Agent router queue"},
-		AgentQueueWorkflowName, AgentQueueInput{})
+		workflows.AgentQueueWorkflowName, workflows.AgentQueueInput{})
 	return err
 }
 
@@ -80,7 +89,7 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 		return err
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for _, name := range SearchAttributes {
+	for _, name := range workflows.SearchAttributes {
 		if _, ok := list.GetCustomAttributes()[name]; !ok {
 			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 		}

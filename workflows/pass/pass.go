@@ -1,0 +1,205 @@
+// Package pass holds the order of one reconcile pass of a service: plan,
+// write the site routers, Kubernetes, record the outcome, queue the other
+// agents. The service workflow runs it on its fast path (each step a
+// command in its history) and the ReconcileService activity runs it again
+// inside one activity, so both call Run.
+//
+// Any change of the order or number of steps changes the service
+// workflow's commands: it must go behind workflow.GetVersion, and every
+// history in workflows/testdata must still replay. The types the steps
+// exchange are activity payloads in those histories: their JSON shapes do
+// not change.
+//
+// The package does no I/O: Steps does.
+package pass
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// Error types of a failed reconcile pass, as the Web UI shows them. All are
+// retryable: the service workflow retries every failure until the service
+// is ready or gone, and says so.
+const (
+	TypePlanFailed        = "PlanFailed"
+	TypeRouterWriteFailed = "RouterWriteFailed"
+	TypeKubernetesFailed  = "KubernetesFailed"
+	TypeObjectsNotInPlace = "ObjectsNotInPlace"
+	TypeStatusWriteFailed = "StatusWriteFailed"
+	TypeFanoutFailed      = "FanoutFailed"
+	// TypeInvalidPlacement is the type of failures only an inventory
+	// change fixes, and TypeNoIngress of a LoadBalancer without ingress
+	// yet: steps do not retry them quickly, and a pass failing with them
+	// keeps their type rather than the step's.
+	TypeInvalidPlacement = "InvalidPlacement"
+	TypeNoIngress        = "NoIngress"
+)
+
+// Steps are the parts of one reconcile pass. The service workflow runs them
+// as (mostly local) activities on its fast path; the ReconcileService
+// activity, which runs after a failure, calls them directly.
+type Steps interface {
+	Step(what string) // reports progress
+	Plan(name string) (Plan, error)
+	ReconcileAgents(name string, sites []string) error
+	// Kube makes the hub ConfigMap and the Kubernetes Service match the
+	// service and returns the LoadBalancer's ingress (nil when it has
+	// none).
+	Kube(name string) (endpoint *string, err error)
+	// Finish records the outcome and returns the failure it recorded for
+	// a pass that found nothing wrong but objects missing.
+	Finish(f Finish) (missing string, err error)
+	Queue(agents []string) error
+}
+
+// Plan is what the plan step (the PlanService activity) found: where a
+// service's objects go and which agents to reconcile.
+type Plan struct {
+	Exists     bool
+	Generation int64
+	// ReconcileRequest is the service's reconcile request count when the
+	// pass began.
+	ReconcileRequest int64
+	// RequestedAt is when the create, update or reconcile request this
+	// pass answers was made; zero when it answers none.
+	RequestedAt time.Time
+	// Sites are the agents that hold (or held) the service's connector and
+	// hub listener; the service workflow reconciles them itself.
+	Sites []string
+	// ConnectorSite and HubSite are where ready requires the objects.
+	ConnectorSite string
+	HubSite       string
+	// Fanout are the other agents whose listeners may change: those its tags
+	// select and those that listen now.
+	Fanout []string
+	// Endpoint is the hub router's host (remote control plane).
+	Endpoint *string
+	// Invalid explains why the service cannot be placed as it is; it is not
+	// retried quickly since only an inventory change can fix it.
+	Invalid string
+	// Kubernetes is set on the Kubernetes control plane: the hub is the
+	// ConfigMap, and most types get a Kubernetes Service.
+	Kubernetes bool
+}
+
+// Finish is the outcome the finish step (the FinishService activity)
+// records.
+type Finish struct {
+	Service          string
+	Generation       int64
+	ReconcileRequest int64
+	ConnectorSite    string
+	HubSite          string
+	// Endpoint is stored on success (nil clears it); a failure keeps the
+	// endpoint the service had.
+	Endpoint *string
+	// Error, when set, marks the service failed with this message.
+	Error string
+	// Since is when the request this pass answers was made, where the time
+	// to ready counts from; zero when it answers none (or in passes begun
+	// by a release before it was recorded).
+	Since time.Time
+}
+
+// Outcome is what a reconcile pass found.
+type Outcome struct {
+	// Planned reports that the pass read the service; the rest is known.
+	Planned bool
+	// Exists reports that the service's row exists (false: deleted).
+	Exists bool
+	// Gone reports that the service is deleted and its objects removed.
+	Gone bool
+}
+
+// Run runs one reconcile pass of the named service. A failure is recorded
+// on the service (provisioningError) and returned as a retryable error
+// with exactly that message and a type naming what failed; when recording
+// it failed too, the message says so after it.
+func Run(s Steps, name string) (Outcome, error) {
+	s.Step("planning")
+	plan, err := s.Plan(name)
+	if err != nil {
+		return Outcome{}, passError(TypePlanFailed, "plan: "+Reason(err), err)
+	}
+	out := Outcome{Planned: true, Exists: plan.Exists}
+	finish := Finish{Service: name, Generation: plan.Generation, ReconcileRequest: plan.ReconcileRequest,
+		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid, Since: plan.RequestedAt}
+	// fail records the first failure of this pass on the service.
+	fail := func(typ, step string, err error) (Outcome, error) {
+		if finish.Error == "" {
+			finish.Error = step + ": " + Reason(err)
+		}
+		msg := finish.Error
+		if plan.Exists {
+			if _, ferr := s.Finish(finish); ferr != nil {
+				// provisioningError does not say it: the pass's failure
+				// does, and why the service still shows what it showed.
+				msg += "; recording it failed: " + Reason(ferr)
+			}
+		}
+		return out, passError(typ, msg, err)
+	}
+
+	s.Step("writing router configs")
+	if err := s.ReconcileAgents(name, plan.Sites); err != nil {
+		return fail(TypeRouterWriteFailed, "write router config", err)
+	}
+	if plan.Kubernetes && plan.Invalid == "" {
+		s.Step("reconciling the hub ConfigMap and the Kubernetes Service")
+		endpoint, err := s.Kube(name)
+		if err != nil {
+			return fail(TypeKubernetesFailed, "Kubernetes", err)
+		}
+		finish.Endpoint = endpoint
+	}
+	if plan.Exists {
+		s.Step("recording status")
+		missing, err := s.Finish(finish)
+		if err != nil {
+			return out, passError(TypeStatusWriteFailed, "record status: "+Reason(err), err)
+		}
+		if missing != "" && plan.Invalid == "" {
+			return out, temporal.NewApplicationError(missing, TypeObjectsNotInPlace)
+		}
+	}
+	if len(plan.Fanout) > 0 {
+		s.Step("queueing agents")
+		if err := s.Queue(plan.Fanout); err != nil {
+			return out, passError(TypeFanoutFailed, "queue agents: "+Reason(err), err)
+		}
+	}
+	if plan.Invalid != "" {
+		return out, temporal.NewApplicationError(plan.Invalid, TypeInvalidPlacement)
+	}
+	out.Gone = !plan.Exists
+	return out, nil
+}
+
+// passError is a retryable failure whose message is msg alone, so that the
+// Web UI shows what provisioningError says and no "retryable: false" of a
+// cause. A cause's own readable type (InvalidPlacement, NoIngress) wins
+// over the step's.
+func passError(stepType, msg string, cause error) error {
+	var app *temporal.ApplicationError
+	if errors.As(cause, &app) && (app.Type() == TypeInvalidPlacement || app.Type() == TypeNoIngress) {
+		stepType = app.Type()
+	}
+	return temporal.NewApplicationError(msg, stepType)
+}
+
+// Reason is the message of a failure without Temporal's wrapping, as the
+// user should read it in provisioningError.
+func Reason(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	var act *temporal.ActivityError
+	if errors.As(err, &act) && act.Unwrap() != nil {
+		return act.Unwrap().Error()
+	}
+	return err.Error()
+}

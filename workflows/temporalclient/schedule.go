@@ -1,0 +1,48 @@
+package temporalclient
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"svcbridge/workflows"
+)
+
+// EnsureDriftSchedule creates the schedule that runs DriftWorkflow every
+// interval, or updates its interval; interval 0 deletes it. Every worker
+// calls it at start: the schedule ID makes that idempotent.
+func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs, taskQueue string, interval time.Duration) error {
+	id := ids.DriftSchedule()
+	h := c.ScheduleClient().GetHandle(ctx, id)
+	if interval == 0 {
+		err := h.Delete(ctx)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return err
+	}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      id,
+		Spec:    spec,
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID: id, Workflow: workflows.DriftWorkflowName, Args: []any{workflows.DriftCursor{}}, TaskQueue: taskQueue,
+		},
+	})
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return err
+	}
+	return h.Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			in.Description.Schedule.Spec = &spec
+			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+		},
+	})
+}
