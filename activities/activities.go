@@ -40,10 +40,6 @@ type Activities struct {
 	KubeConfig kube.Config
 }
 
-// TypeInvalidPlacement is the error type of failures only an inventory
-// change fixes; the pass decides what it means.
-const TypeInvalidPlacement = pass.TypeInvalidPlacement
-
 // PlanService reads a service, places it again (the inventory may have
 // changed since it was written) and stores that placement when it moved,
 // and decides with service.PassReach which agents the pass reconciles and
@@ -211,7 +207,7 @@ func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bo
 		if err != nil {
 			// A document that is not JSON is not ours to guess at; retried,
 			// as someone may fix it.
-			return temporal.NewApplicationError("agent "+router.Name+": "+err.Error(), TypeInvalidPlacement, err)
+			return temporal.NewApplicationError("agent "+router.Name+": "+err.Error(), pass.TypeInvalidPlacement, err)
 		}
 		if plan.BaseChanged && only != "" {
 			return errWholeRouter

@@ -13,11 +13,8 @@ import (
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/workflows/pass"
 )
-
-// TypeNoIngress is the error type of a LoadBalancer without ingress yet: the
-// service workflow marks the service failed and retries with backoff.
-const TypeNoIngress = "NoIngress"
 
 // KubeResult is what ReconcileKubeService found.
 type KubeResult struct {
@@ -75,7 +72,7 @@ func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) 
 	kubeCall("update", "configmaps", err)
 	var noCM *kube.NoHubConfigMapError
 	if errors.As(err, &noCM) {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeInvalidPlacement, err)
 	}
 	if err != nil {
 		return false, err
@@ -116,7 +113,7 @@ func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc 
 	kubeCall("poll", "services", err)
 	var noIngress *kube.NoIngressError
 	if errors.As(err, &noIngress) {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), TypeNoIngress, err)
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeNoIngress, err)
 	}
 	if err != nil {
 		return res, err
@@ -140,7 +137,7 @@ func (a *Activities) syncKubeService(ctx context.Context, name string, svc *serv
 	}
 	var foreign *kube.ErrForeignService
 	if errors.As(err, &foreign) || errors.Is(err, kube.ErrIncompleteService) {
-		return change, temporal.NewNonRetryableApplicationError(err.Error(), TypeInvalidPlacement, err)
+		return change, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeInvalidPlacement, err)
 	}
 	return change, err
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"svcbridge/service"
 	"svcbridge/workflows/pass"
 )
 
@@ -30,10 +31,14 @@ func (a *Activities) ReconcileKube(ctx context.Context, name string) (KubeResult
 }
 
 func (a *Activities) reconcileKube(ctx context.Context, name string) (KubeResult, error) {
-	if _, err := a.ReconcileHubConfigMap(ctx, name); err != nil {
+	svc, err := a.kubeService(ctx, name)
+	if err != nil {
 		return KubeResult{}, err
 	}
-	return a.ReconcileKubeService(ctx, name)
+	if _, err := a.writeHubPairs(ctx, service.PlanHubPairs(name, svc)); err != nil {
+		return KubeResult{}, err
+	}
+	return a.reconcileKubeService(ctx, name, svc)
 }
 
 // heartbeating records a heartbeat every third of PassHeartbeat until the
