@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"svcbridge/metrics"
 	"svcbridge/store"
@@ -51,7 +54,8 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 	edit(f.fogA.UUID, `{"bridges":{"tcpConnectors":{"checkout-connector":{"name":"checkout-connector","host":"evil","port":"1","address":"checkout","processId":"x"}},"tcpListeners":{}},"logConfig":{"level":"debug"}}`)
 	before := testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent"))
 
-	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, workflows.DriftCursor{})
+	// As the schedule starts it on the remote control plane.
+	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, workflows.DriftCursor{AgentsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +76,17 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent")) - before; got != 2 {
 		t.Errorf("repairs counted %v, want 2", got)
 	}
+	// Off Kubernetes, the check has no Kubernetes side to page through.
+	iter := s.temporal.GetWorkflowHistory(ctx, "drift-test", "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() != "DriftCheck" {
+			t.Errorf("the remote plane's drift check ran %s", a.GetActivityType().GetName())
+		}
+	}
 }
 
 // TestDriftScheduleFollowsTheSetting creates, updates and deletes the
@@ -86,26 +101,54 @@ func TestDriftScheduleFollowsTheSetting(t *testing.T) {
 		}
 		return d.Schedule.Spec.Intervals[0].Every
 	}
-	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 10*time.Minute); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 10*time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != 10*time.Minute {
 		t.Errorf("interval %v, want 10m", got)
 	}
 	// A second worker with another setting updates it instead of failing.
-	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := every(); got != time.Minute {
 		t.Errorf("interval %v after the update, want 1m", got)
 	}
-	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
+	// The remote control plane's runs check the agents' routers alone;
+	// the Kubernetes control plane's workers make them check the cluster
+	// too.
+	agentsOnly := func() bool {
+		d, err := s.temporal.ScheduleClient().GetHandle(ctx, s.wf.DriftSchedule()).Describe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cursor workflows.DriftCursor
+		action, _ := d.Schedule.Action.(*client.ScheduleWorkflowAction)
+		if action == nil || len(action.Args) != 1 {
+			t.Fatalf("schedule action %#v, want DriftWorkflow with one argument", d.Schedule.Action)
+		}
+		p, _ := action.Args[0].(*commonpb.Payload)
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &cursor); err != nil {
+			t.Fatalf("schedule argument %#v: %v", action.Args[0], err)
+		}
+		return cursor.AgentsOnly
+	}
+	if !agentsOnly() {
+		t.Error("the remote plane's schedule checks the Kubernetes side")
+	}
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, time.Minute, true); err != nil {
+		t.Fatal(err)
+	}
+	if agentsOnly() {
+		t.Error("the Kubernetes plane's schedule, updated, checks the agents' routers alone")
+	}
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.temporal.ScheduleClient().GetHandle(ctx, s.wf.DriftSchedule()).Describe(ctx); err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found") {
 		t.Errorf("schedule still there after interval 0: %v", err)
 	}
-	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, s.temporal, s.wf.IDs, taskQueue, 0, false); err != nil {
 		t.Errorf("turning off an absent schedule: %v", err)
 	}
 }

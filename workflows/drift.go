@@ -35,7 +35,7 @@ func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
 			return err
 		}
 		if at.After == "" {
-			if at.Kube {
+			if at.Kube || at.AgentsOnly {
 				return nil
 			}
 			at.Kube = true
@@ -44,8 +44,12 @@ func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
 }
 
 // DriftCursor is where a drift check goes on: the agent routers after
-// After, or, with Kube, the services after After.
+// After, or, with Kube, the services after After. AgentsOnly ends the
+// check after the routers, off the Kubernetes control plane (the runs of
+// schedules made before it was set check an empty Kubernetes side, and
+// replay as they ran).
 type DriftCursor struct {
-	Kube  bool
-	After string
+	Kube       bool
+	After      string
+	AgentsOnly bool `json:",omitempty"`
 }

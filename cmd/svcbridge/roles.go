@@ -254,7 +254,7 @@ func (p parts) runWorker(ctx context.Context) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	p.log.Info("svcbridge worker polling", "taskQueue", p.cfg.TaskQueue, "temporal", p.cfg.TemporalAddress)
-	if err := temporalclient.EnsureDriftSchedule(ctx, p.temporal, p.workflowsClient().IDs, p.cfg.TaskQueue, p.cfg.DriftInterval); err != nil {
+	if err := temporalclient.EnsureDriftSchedule(ctx, p.temporal, p.workflowsClient().IDs, p.cfg.TaskQueue, p.cfg.DriftInterval, p.cfg.ControlPlane.Kubernetes()); err != nil {
 		p.log.Warn("could not set up the drift check schedule", "error", err)
 	}
 	probes := []worker.Probe{worker.StoreProbe(p.store)}

@@ -14,9 +14,11 @@ import (
 )
 
 // EnsureDriftSchedule creates the schedule that runs DriftWorkflow every
-// interval, or updates its interval; interval 0 deletes it. Every worker
-// calls it at start: the schedule ID makes that idempotent.
-func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs, taskQueue string, interval time.Duration) error {
+// interval, or updates its interval and what it checks; interval 0
+// deletes it. Every worker calls it at start: the schedule ID makes that
+// idempotent. Off the Kubernetes control plane (kubernetes false) the
+// check covers the agents' routers alone.
+func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs, taskQueue string, interval time.Duration, kubernetes bool) error {
 	id := ids.DriftSchedule()
 	h := c.ScheduleClient().GetHandle(ctx, id)
 	if interval == 0 {
@@ -28,13 +30,14 @@ func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs
 		return err
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+	action := &client.ScheduleWorkflowAction{
+		ID: id, Workflow: workflows.DriftWorkflowName, Args: []any{workflows.DriftCursor{AgentsOnly: !kubernetes}}, TaskQueue: taskQueue,
+	}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:      id,
 		Spec:    spec,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Action: &client.ScheduleWorkflowAction{
-			ID: id, Workflow: workflows.DriftWorkflowName, Args: []any{workflows.DriftCursor{}}, TaskQueue: taskQueue,
-		},
+		Action:  action,
 	})
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return err
@@ -42,6 +45,7 @@ func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs
 	return h.Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 			in.Description.Schedule.Spec = &spec
+			in.Description.Schedule.Action = action
 			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
 		},
 	})
