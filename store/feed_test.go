@@ -228,16 +228,27 @@ func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
 	for _, a := range [][2]string{{"hash-1", "a-1"}, {"hash-2", "a-2"}} {
 		eventually(t, 10*time.Second, "the reader answers "+a[1]+" from memory", func() error { return fromMemory(reader, a[0], a[1]) })
 	}
-	// Cut the reader's listener (the one session that LISTENs), and
-	// revoke a-1's credential while it is away.
-	var pid int
-	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
-		return tx.Get(ctx, &pid, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
-	})
-	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `SELECT pg_terminate_backend(?)`, pid)
-		return err
-	})
+	// Cut the reader's listener (the one session that LISTENs), again
+	// each time it comes back (it reconnects within 100 ms, often before
+	// a loaded machine looks), and revoke a-1's credential while it is
+	// away.
+	stop := make(chan struct{})
+	cut := make(chan error, 1)
+	go func() {
+		for {
+			err := writer.InTx(context.Background(), func(tx *store.Tx) error {
+				_, err := tx.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+					WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
+				return err
+			})
+			select {
+			case <-stop:
+				cut <- err
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
 	eventually(t, 10*time.Second, "the reader reads the database", func() error {
 		if err := fromMemory(reader, "hash-2", "a-2"); err == nil {
 			return errors.New("still answers from memory")
@@ -249,6 +260,10 @@ func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
 		_, err := tx.Exec(ctx, `UPDATE agents SET token_hash = 'hash-1b' WHERE uuid = 'a-1'`)
 		return err
 	})
+	close(stop)
+	if err := <-cut; err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 10*time.Second, "the reader answers from memory again", func() error { return fromMemory(reader, "hash-2", "a-2") })
 	if _, err := reader.AgentByToken(context.Background(), "hash-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the revoked credential after the listener came back: %v, want not found", err)
