@@ -224,10 +224,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		fail(c, err)
 		return
 	}
-	spec := p.Apply(service.Spec{Tags: []string{}})
-	if spec.DefaultBridge == "" {
-		spec.DefaultBridge = service.DefaultBridge
-	}
+	spec := p.Apply(service.Spec{Tags: []string{}}).WithDefaults()
 	if err := service.Validate(spec, s.ControlPlane); err != nil {
 		fail(c, err)
 		return
@@ -409,10 +406,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		if err != nil {
 			return err
 		}
-		spec := desired(old.Spec)
-		if spec.DefaultBridge == "" {
-			spec.DefaultBridge = service.DefaultBridge
-		}
+		spec := desired(old.Spec).WithDefaults()
 		// A client may name the bridge agent the service stores by uuid.
 		if spec.DefaultBridge != service.DefaultBridge && spec.DefaultBridge != old.DefaultBridge {
 			if a, err := tx.GetAgent(ctx, spec.DefaultBridge); err == nil && a.UUID == old.DefaultBridge {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"svcbridge/service"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -454,10 +456,7 @@ func serviceUnchanged(d document, cur Service) bool {
 	if s.Type != cur.Type || s.TargetPort != cur.TargetPort || !slices.Equal(tags, curTags) {
 		return false
 	}
-	bridge := s.DefaultBridge
-	if bridge == "" {
-		bridge = "default-router"
-	}
+	bridge := cmp.Or(s.DefaultBridge, service.DefaultBridge)
 	if !sameRef(s.Resource, cur.Resource, cur.ResourceName) || !sameRef(bridge, cur.DefaultBridge, cur.DefaultBridgeName) {
 		return false
 	}

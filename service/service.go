@@ -25,6 +25,15 @@ var K8sTypes = []string{"LoadBalancer", "ClusterIP", "NodePort"}
 // DefaultBridge is the defaultBridge value meaning "the hub router".
 const DefaultBridge = "default-router"
 
+// WithDefaults is s as stored: an empty defaultBridge is the default
+// router's.
+func (s Spec) WithDefaults() Spec {
+	if s.DefaultBridge == "" {
+		s.DefaultBridge = DefaultBridge
+	}
+	return s
+}
+
 // Provisioning statuses.
 const (
 	StatusPending = "pending"

@@ -249,3 +249,15 @@ func TestSameSpec(t *testing.T) {
 		t.Fatal("nil and empty tags differ")
 	}
 }
+
+func TestWithDefaults(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", DefaultBridge},
+		{DefaultBridge, DefaultBridge},
+		{"22222222-2222-2222-2222-222222222222", "22222222-2222-2222-2222-222222222222"},
+	} {
+		if got := (Spec{DefaultBridge: c.in}).WithDefaults().DefaultBridge; got != c.want {
+			t.Errorf("defaultBridge %q stored as %q, want %q", c.in, got, c.want)
+		}
+	}
+}
