@@ -15,7 +15,8 @@
 #
 # Usage: scripts/prod-bench.sh            # N=10000 STEPS=2
 #        N=1000 scripts/prod-bench.sh     # a quick run
-#        ROUNDS="1 2" PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres
+#        ROUNDS="1 2"     # one round per count: that many apis and workers
+#        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 # Needs PostgreSQL (trusted local user, psql), jq, and the 41 ports from
 # PORT_BASE free (below 32768: Temporal keeps its ports in a smallint).
 # Logs, bench lines and per-process CPU are kept in $OUT (printed).
@@ -49,7 +50,8 @@ stop_all() {
 }
 drop_dbs() {
   for d in "$DB" "${DB}_temporal" "${DB}_temporal_visibility"; do
-    psql -qAtX -d postgres -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null
+    # (no NOTICE for a database not there)
+    PGOPTIONS="-c client_min_messages=warning" psql -qAtX -d postgres -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null
   done
 }
 cleanup() {
