@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# svcbridge's scale benchmark in the production topology, on one host from
+# binaries, as systemtest's TestComposeRehearsal runs docker-compose.yml: a
+# Temporal server on the local PostgreSQL (the Compose release, built by
+# scripts/temporal-bins.sh), `svcbridge migrate`, then api and worker
+# processes with the file's settings. Two rounds, each on fresh databases:
+# 1 api + 1 worker, then 2 api + 2 worker; each runs
+#   svcbridge bench --server <proxy> --scenario scale --n $N --steps $STEPS
+# and the figures of both are printed at the end, with the load average
+# at the end of each step (the machine may be shared).
+#
+# bench takes one --server: the apis sit behind scripts/prodbench's round
+# robin proxy, in both rounds so that both pay its hop. Its /metrics is the
+# first api's followed by the workers' (see scripts/prodbench).
+#
+# Usage: scripts/prod-bench.sh            # N=10000 STEPS=2
+#        N=1000 scripts/prod-bench.sh     # a quick run
+#        ROUNDS="1 2"     # one round per count: that many apis and workers
+#        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
+# Needs PostgreSQL (trusted local user, psql), jq, and the 41 ports from
+# PORT_BASE free (below 32768: Temporal keeps its ports in a smallint).
+# Logs, bench lines and per-process CPU are kept in $OUT (printed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=local
+
+N=${N:-10000}
+STEPS=${STEPS:-2}
+ROUNDS=${ROUNDS:-"1 2"}
+PORT_BASE=${PORT_BASE:-27300}
+PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
+export PGHOST PGPORT PGUSER
+TOKEN=compose-admin-token-change-me-0001 # deploy/compose/tokens.yaml's example
+DB=prodbench                             # databases $DB, ${DB}_temporal, ${DB}_temporal_visibility
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/svcbridge-prod-bench.XXXXXX")}
+mkdir -p "$OUT"
+
+log() { echo "prod-bench: $*" >&2; }
+
+PIDS=()
+stop_all() {
+  local i
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    kill "${PIDS[i]}" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  PIDS=()
+}
+drop_dbs() {
+  for d in "$DB" "${DB}_temporal" "${DB}_temporal_visibility"; do
+    # (no NOTICE for a database not there)
+    PGOPTIONS="-c client_min_messages=warning" psql -qAtX -d postgres -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null
+  done
+}
+cleanup() {
+  stop_all
+  drop_dbs 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start NAME CMD...: runs CMD in the background, its output in $OUT/NAME.log.
+start() {
+  local name=$1
+  shift
+  "$@" >"$OUT/$name.log" 2>&1 &
+  PIDS+=($!)
+}
+
+# wait_http URL WHAT: until URL answers 200 (60 s).
+wait_http() {
+  for _ in $(seq 600); do
+    if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  log "$2 did not answer $1 in 60 s (logs in $OUT)"
+  exit 1
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# cpu_s PID: user + system CPU seconds of a process so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+log "building svcbridge and scripts/prodbench into $OUT"
+go build -o "$OUT/svcbridge" ./cmd/svcbridge
+go build -o "$OUT/prodbench" ./scripts/prodbench
+BIN=$(scripts/temporal-bins.sh | tail -n 1)
+
+for p in $(seq "$PORT_BASE" $((PORT_BASE + 40))); do
+  port_free "$p" || { log "port $p is in use: set PORT_BASE"; exit 1; }
+done
+
+# round APIS WORKERS: one measured topology, from empty databases.
+round() {
+  local apis=$1 workers=$2 tag="$1x$2"
+  local p=$PORT_BASE
+  local frontend=127.0.0.1:$p
+  log "round $tag: fresh databases, Temporal schema"
+  drop_dbs
+  psql -qAtX -d postgres -c "CREATE DATABASE $DB" >/dev/null
+  # docker-compose.yml's temporal-schema step.
+  local schema=$BIN/schema/postgresql/v12
+  for d in temporal visibility; do
+    local name=${DB}_temporal
+    [ "$d" = visibility ] && name=${DB}_temporal_visibility
+    SQL_PLUGIN=postgres12 SQL_HOST=$PGHOST SQL_PORT=$PGPORT SQL_USER=$PGUSER SQL_PASSWORD='' \
+      bash -c "set -e
+        '$BIN/temporal-sql-tool' --db $name create
+        '$BIN/temporal-sql-tool' --db $name setup-schema -v 0.0
+        '$BIN/temporal-sql-tool' --db $name update-schema -d '$schema/$d/versioned'" >"$OUT/schema-$tag.log" 2>&1
+  done
+
+  # docker-compose.yml's temporal service (the image's entrypoint, its
+  # environment), on the host's loopback.
+  log "round $tag: Temporal server on $frontend"
+  start "temporal-$tag" env DB=postgres12 DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
+    BIND_ON_IP=127.0.0.1 DBNAME="${DB}_temporal" VISIBILITY_DBNAME="${DB}_temporal_visibility" \
+    SQL_MAX_CONNS=10 SQL_MAX_IDLE_CONNS=10 SQL_VIS_MAX_CONNS=5 SQL_VIS_MAX_IDLE_CONNS=5 \
+    DYNAMIC_CONFIG_FILE_PATH="$PWD/deploy/compose/temporal-dynamicconfig.yaml" \
+    FRONTEND_GRPC_PORT=$p FRONTEND_HTTP_PORT=$((p + 1)) FRONTEND_MEMBERSHIP_PORT=$((p + 2)) \
+    HISTORY_GRPC_PORT=$((p + 3)) HISTORY_MEMBERSHIP_PORT=$((p + 4)) MATCHING_GRPC_PORT=$((p + 5)) \
+    MATCHING_MEMBERSHIP_PORT=$((p + 6)) WORKER_GRPC_PORT=$((p + 7)) WORKER_MEMBERSHIP_PORT=$((p + 8)) \
+    "$BIN/temporal-server" start
+  local temporal_pid=$!
+  "$OUT/prodbench" namespace "$frontend" svcbridge
+
+  # x-svcbridge-env of docker-compose.yml.
+  local env=(DATABASE_URL="postgres://$PGUSER@$PGHOST:$PGPORT/$DB?sslmode=disable"
+    DB_MAX_OPEN_CONNS=10 DB_MAX_IDLE_CONNS=10 DB_CONN_MAX_LIFETIME=30m
+    TEMPORAL_ADDRESS="$frontend" TEMPORAL_NAMESPACE=svcbridge TASK_QUEUE=svcbridge CONTROL_PLANE=remote
+    BRIDGE_PORTS_RANGE=10024-65535 SERVICE_ANNOTATION_TAG=service.iofog.org/tag
+    RESYNC_INTERVAL=30s DRIFT_INTERVAL=10m LOG_LEVEL=info LOG_FORMAT=json)
+  env "${env[@]}" "$OUT/svcbridge" migrate >"$OUT/migrate-$tag.log" 2>&1
+
+  local api_urls=() worker_urls=() pids=("temporal:$temporal_pid")
+  for i in $(seq "$apis"); do
+    local addr=127.0.0.1:$((p + 10 + i))
+    start "api$i-$tag" env "${env[@]}" LISTEN="$addr" AUTH_TOKENS_FILE="$PWD/deploy/compose/tokens.yaml" "$OUT/svcbridge" api
+    pids+=("api$i:$!")
+    api_urls+=("http://$addr")
+  done
+  for i in $(seq "$workers"); do
+    local addr=127.0.0.1:$((p + 20 + i))
+    start "worker$i-$tag" env "${env[@]}" METRICS_LISTEN="$addr" "$OUT/svcbridge" worker
+    pids+=("worker$i:$!")
+    worker_urls+=("http://$addr")
+  done
+  for u in "${api_urls[@]}"; do wait_http "$u/readyz" "an api"; done
+  for u in "${worker_urls[@]}"; do wait_http "$u/healthz" "a worker"; done
+  local proxy=http://127.0.0.1:$((p + 30))
+  start "proxy-$tag" "$OUT/prodbench" proxy "127.0.0.1:$((p + 30))" "$(IFS=,; echo "${worker_urls[*]}")" "${api_urls[@]}"
+  pids+=("proxy:$!")
+  wait_http "$proxy/healthz" "the proxy"
+  # Every worker polls the task queue before the first create.
+  for _ in $(seq 600); do
+    local pollers
+    pollers=$(curl -fsS "${api_urls[0]}/metrics" | awk '$1 ~ /^svcbridge_task_queue_pollers/ { print $2 }')
+    [ "${pollers:-0}" -ge "$workers" ] 2>/dev/null && break
+    sleep 0.1
+  done
+  curl -fsS -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST "$proxy/api/v3/agents" \
+    -d '{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}'
+
+  # What PostgreSQL's sessions of this run wait on, sampled every second
+  # during the bench (pg_stat_statements needs a restart of the shared
+  # server to load; pg_stat_activity does not).
+  (
+    while sleep 1; do
+      psql -qAtX -d postgres -c "SELECT now()::time(0), datname, state, COALESCE(wait_event_type || ':' || wait_event, 'cpu'), count(*)
+        FROM pg_stat_activity WHERE datname LIKE '$DB%' AND state <> 'idle' GROUP BY 2, 3, 4 ORDER BY 2, 5 DESC"
+    done
+  ) >"$OUT/pg-activity-$tag.log" 2>&1 &
+  local sampler=$!
+  PIDS+=("$sampler")
+
+  log "round $tag: svcbridge bench --scenario scale --n $N --steps $STEPS (its log: $OUT/bench-$tag.log)"
+  declare -A cpu0
+  for e in "${pids[@]}"; do cpu0[$e]=$(cpu_s "${e#*:}"); done
+  local started=$SECONDS status=0
+  "$OUT/svcbridge" bench --server "$proxy" --token "$TOKEN" --scenario scale --n "$N" --steps "$STEPS" 2>"$OUT/bench-$tag.log" |
+    while read -r line; do
+      jq -c --arg setup "$apis api + $workers worker" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {setup: $setup, load: $load}' <<<"$line"
+    done >"$OUT/scale-$tag.jsonl" || status=$?
+  {
+    echo "round $tag: bench ran $((SECONDS - started)) s (exit $status, the deletes at its end included); CPU seconds meanwhile:"
+    for e in "${pids[@]}"; do
+      echo "  ${e%%:*} $(awk -v a="${cpu0[$e]}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')"
+    done
+  } >"$OUT/cpu-$tag.txt"
+  stop_all
+}
+
+for r in $ROUNDS; do
+  round "$r" "$r"
+done
+
+echo
+echo "svcbridge bench --scenario scale --n $N --steps $STEPS, production topology ($(nproc) cores; $OUT):"
+echo
+echo "| setup | services | fill rate | create -> ready p50 | POST p99 | GET ?limit=500 p99 | workflow task p99.9 | errors / pending | load average |"
+echo "|---|---|---|---|---|---|---|---|---|"
+cat "$OUT"/scale-*.jsonl | jq -r '"| \(.setup) | \(.services) | \(if .step > 0 then "\(.fill_rate_per_s) /s" else "" end) | \(.create_ready_p50_ms) ms | \(if .step > 0 then "\(.post_p99_ms) ms" else "" end) | \(if .step > 0 then "\(.get_p99_ms) ms" else "" end) | \(if .step > 0 then "\(.workflow_task_p999_ms) ms" else "" end) | \(.errors) / \(.pending) | \(.load) |"'
+echo
+cat "$OUT"/cpu-*.txt
