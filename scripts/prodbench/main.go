@@ -35,7 +35,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 func main() {
@@ -86,7 +86,7 @@ func namespace(frontend, ns string) error {
 	}
 	// The namespace is served once the frontend's cache has it.
 	for {
-		err := workflows.RegisterSearchAttributes(ctx, c, ns)
+		err := temporalclient.RegisterSearchAttributes(ctx, c, ns)
 		if err == nil {
 			return nil
 		}
