@@ -246,32 +246,39 @@ func TestImportFromTheReferenceController(t *testing.T) {
 		if n := len(ref.routers()); n != 3 {
 			t.Fatalf("the reference's routers: %d, want all 3 agents'", n)
 		}
-		for agent, objects := range ref.routers() {
-			var names []string
-			for o := range objects {
-				names = append(names, o)
-			}
-			slices.Sort(names)
-			listeners, connectors := s.bridges(agent)
-			for _, o := range names {
-				kind, name, _ := strings.Cut(o, " ")
-				want := objects[o]
-				if p, ok := moved[name]; ok {
-					want = p
+		// An agent created by the last run gets its listeners from the
+		// agent queue, which may still be at work.
+		s.waitFor("every router to hold what the reference's held", 60*time.Second, func() (bool, string) {
+			var diffs []string
+			for agent, objects := range ref.routers() {
+				var names []string
+				for o := range objects {
+					names = append(names, o)
 				}
-				held := connectors[name]
-				if kind == "listener" {
-					held = listeners[name]
+				slices.Sort(names)
+				listeners, connectors := s.bridges(agent)
+				for _, o := range names {
+					kind, name, _ := strings.Cut(o, " ")
+					want := objects[o]
+					if p, ok := moved[name]; ok {
+						want = p
+					}
+					held := connectors[name]
+					if kind == "listener" {
+						held = listeners[name]
+					}
+					var obj struct{ Port string }
+					if err := json.Unmarshal(held, &obj); held == nil || err != nil || obj.Port != want {
+						diffs = append(diffs, fmt.Sprintf("agent %s: the reference's %s %s on port %s; svcbridge's holds %s (want port %s)", agent, kind, name, objects[o], held, want))
+					}
 				}
-				var obj struct{ Port string }
-				if err := json.Unmarshal(held, &obj); held == nil || err != nil || obj.Port != want {
-					t.Errorf("agent %s: the reference's %s %s on port %s; svcbridge's holds %s (want port %s)", agent, kind, name, objects[o], held, want)
+				if got, want := len(listeners)+len(connectors), len(objects); got != want {
+					diffs = append(diffs, fmt.Sprintf("agent %s holds %d bridge objects, the reference's %d", agent, got, want))
 				}
 			}
-			if got, want := len(listeners)+len(connectors), len(objects); got != want {
-				t.Errorf("agent %s holds %d bridge objects, the reference's %d", agent, got, want)
-			}
-		}
+			slices.Sort(diffs)
+			return len(diffs) == 0, strings.Join(diffs, "\n")
+		})
 	})
 
 	t.Run("the controller was only read", func(t *testing.T) {
