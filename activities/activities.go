@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -43,57 +44,49 @@ type Activities struct {
 // PlanService reads a service, places it again (the inventory may have
 // changed since it was written) and stores that placement when it moved,
 // and decides with service.PassReach which agents the pass reconciles and
-// queues. It reads on a snapshot, beside the writers: a placement rarely
-// moves, and only then does it write.
+// how many it queues. It reads on a snapshot, beside the writers: a
+// placement rarely moves, and only then does it write.
 func (a *Activities) PlanService(ctx context.Context, name string) (pass.Plan, error) {
 	var plan pass.Plan
 	var moved *service.Placement
 	err := a.Store.Read(ctx, func(tx *store.Tx) error {
 		plan, moved = pass.Plan{Kubernetes: a.ControlPlane.Kubernetes()}, nil
-		written, err := serviceWritten(ctx, tx, name)
-		if err != nil {
-			return err
-		}
 		svc, err := tx.GetService(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
+		var placed *service.Placement // nil: deleted
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			// Deleted: the connector's routers converge now, the (maybe
 			// thousands of) listening agents through the queue.
-			reach := service.PassReach(written, nil, nil)
-			plan.Sites, plan.Fanout = reach.Sites, reach.Fanout
-			return nil
-		}
-		if err != nil {
+		case err != nil:
 			return err
+		default:
+			plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
+			if at, ok := svc.AnsweredRequest(); ok {
+				plan.RequestedAt = at
+			}
+			in, err := tx.PlacementInput(ctx, svc, a.ControlPlane)
+			if err != nil {
+				return err
+			}
+			p, perr := service.Place(in)
+			if perr != nil {
+				plan.Invalid = perr.Error()
+			}
+			if !p.SameSites(svc.Placement) {
+				moved = &p
+			}
+			plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
+			placed = &p
 		}
-		plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
-		if at, ok := svc.AnsweredRequest(); ok {
-			plan.RequestedAt = at
-		}
-		in, err := tx.PlacementInput(ctx, svc, a.ControlPlane)
-		if err != nil {
-			return err
-		}
-		p, perr := service.Place(in)
-		if perr != nil {
-			plan.Invalid = perr.Error()
-		}
-		if !p.SameSites(svc.Placement) {
-			moved = &p
-		}
-		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
-		selecting, err := tx.AgentsWithTags(ctx, a.Tags.SelectingAgentTags(svc.Tags))
-		if err != nil {
-			return err
-		}
-		reach := service.PassReach(written, &p, selecting)
-		plan.Sites, plan.Fanout = reach.Sites, reach.Fanout
-		return nil
+		reach, err := a.passReach(ctx, tx, name, placed, svc.Tags)
+		plan.Sites, plan.FanoutCount = reach.Sites, len(reach.Fanout)
+		return err
 	})
 	if err != nil {
 		return plan, err
 	}
 	if plan.Exists {
-		metrics.Fanout.Observe(float64(len(plan.Fanout)))
+		metrics.Fanout.Observe(float64(plan.FanoutCount))
 	}
 	if moved == nil {
 		return plan, nil
@@ -104,6 +97,23 @@ func (a *Activities) PlanService(ctx context.Context, name string) (pass.Plan, e
 		return tx.SetServicePlacement(ctx, name, plan.Generation, *moved)
 	})
 	return plan, err
+}
+
+// passReach decides with service.PassReach which routers a pass of the
+// named service reaches, from where its objects are written, its
+// placement (nil when it is deleted) and the agents its tags select.
+func (a *Activities) passReach(ctx context.Context, tx *store.Tx, name string, p *service.Placement, tags []string) (service.Reach, error) {
+	written, err := serviceWritten(ctx, tx, name)
+	if err != nil {
+		return service.Reach{}, err
+	}
+	var selecting []string
+	if p != nil {
+		if selecting, err = tx.AgentsWithTags(ctx, a.Tags.SelectingAgentTags(tags)); err != nil {
+			return service.Reach{}, err
+		}
+	}
+	return service.PassReach(written, p, selecting), nil
 }
 
 // serviceWritten is where svcbridge recorded writing a service's objects.
@@ -343,12 +353,55 @@ func (a *Activities) FinishService(ctx context.Context, f pass.Finish) (string, 
 	return "", nil
 }
 
-// QueueAgents queues agents for a reconcile of their routers and wakes
-// the queue's workflow, queueChunk agents at a time, heartbeating after
-// each chunk how many it queued: when its worker dies, Temporal retries it
-// after FanoutHeartbeat rather than the whole StartToCloseTimeout, and the
-// retry goes on from the last chunk heartbeated (queueing an agent again
-// is harmless: its marks coalesce).
+// QueueFanout queues the agents a pass of the named service reaches
+// beyond its sites (service.PassReach, read again with the placement the
+// plan stored) and wakes the queue's workflow, queueChunk agents at a
+// time, heartbeating after each chunk the last agent it queued: when its
+// worker dies, Temporal retries it after FanoutHeartbeat rather than the
+// whole StartToCloseTimeout, and the retry goes on after that agent (the
+// list is sorted; an agent that joined the fan-out since, sorting before
+// it, was queued by the change that made it join). Queueing an agent
+// again is harmless: its marks coalesce.
+func (a *Activities) QueueFanout(ctx context.Context, name string) error {
+	var after string
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &after) != nil {
+		after = ""
+	}
+	return a.queueFanout(ctx, name, after, func(last string) { activity.RecordHeartbeat(ctx, last) })
+}
+
+// queueFanout queues a pass's fan-out after the agent after ("" for all),
+// telling queued the last agent of each chunk it queued.
+func (a *Activities) queueFanout(ctx context.Context, name, after string, queued func(last string)) error {
+	var reach service.Reach
+	err := a.Store.Read(ctx, func(tx *store.Tx) error {
+		svc, err := tx.GetService(ctx, name)
+		var placed *service.Placement
+		switch {
+		case err == nil:
+			placed = &svc.Placement
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		reach, err = a.passReach(ctx, tx, name, placed, svc.Tags)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fanout := reach.Fanout
+	if after != "" {
+		i, found := slices.BinarySearch(fanout, after)
+		if found {
+			i++
+		}
+		fanout = fanout[i:]
+	}
+	return a.queueAgents(ctx, fanout, func(n int) { queued(fanout[n-1]) })
+}
+
+// QueueAgents queues the agents a plan listed (Plan.Fanout), for runs of
+// the service workflow begun by a release whose plans listed them.
 func (a *Activities) QueueAgents(ctx context.Context, uuids []string) error {
 	from := 0
 	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &from) != nil {
@@ -357,11 +410,11 @@ func (a *Activities) QueueAgents(ctx context.Context, uuids []string) error {
 	return a.queueAgents(ctx, uuids[min(from, len(uuids)):], func(n int) { activity.RecordHeartbeat(ctx, from+n) })
 }
 
-// FanoutHeartbeat is QueueAgents' heartbeat timeout: a chunk takes well
+// FanoutHeartbeat is QueueFanout's heartbeat timeout: a chunk takes well
 // under a second.
 const FanoutHeartbeat = 15 * time.Second
 
-// queueChunk is how many agents QueueAgents queues between heartbeats.
+// queueChunk is how many agents QueueFanout queues between heartbeats.
 const queueChunk = 500
 
 // queueAgents queues uuids a chunk at a time, telling queued how many it

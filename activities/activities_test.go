@@ -19,6 +19,14 @@ import (
 	"svcbridge/workflows/pass"
 )
 
+// recordingSignaler records the agents the activities queue.
+type recordingSignaler struct{ agents []string }
+
+func (r *recordingSignaler) AgentsChanged(_ context.Context, uuids ...string) error {
+	r.agents = append(r.agents, uuids...)
+	return nil
+}
+
 // fixture is a store with a hub, an edge agent tagged all and an
 // external service, and the activities over it in the SDK's test
 // activity environment.
@@ -108,8 +116,16 @@ func TestPassThroughTheActivities(t *testing.T) {
 			f := newFixture(t, dialect)
 			p := f.plan()
 			if !p.Exists || p.Invalid != "" || p.ConnectorSite != f.hub.UUID || p.HubSite != f.hub.UUID ||
-				!slices.Equal(p.Sites, []string{f.hub.UUID}) || !slices.Equal(p.Fanout, []string{f.edge.UUID}) {
+				!slices.Equal(p.Sites, []string{f.hub.UUID}) || p.FanoutCount != 1 || p.Fanout != nil {
 				t.Fatalf("plan %+v", p)
+			}
+			queued := &recordingSignaler{}
+			f.acts.Signaler = queued
+			if _, err := f.env.ExecuteActivity(f.acts.QueueFanout, "web"); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(queued.agents, []string{f.edge.UUID}) {
+				t.Errorf("the fan-out queued %v, want the edge agent alone", queued.agents)
 			}
 			if got := f.status().Placement; got.ConnectorSite != f.hub.UUID || got.HubSite != f.hub.UUID || !got.OnDefaultRouter {
 				t.Errorf("stored placement %+v", got)

@@ -83,8 +83,8 @@ func (d directSteps) Kube(name string) (*string, error) {
 }
 func (d directSteps) Finish(f pass.Finish) (string, error) { return d.a.FinishService(d.ctx, f) }
 
-// Queue starts over on a retry: the pass's heartbeats are its steps', and
-// its retry may queue other agents.
-func (d directSteps) Queue(agents []string) error {
-	return d.a.queueAgents(d.ctx, agents, func(int) {})
+// Queue starts over on a retry: the pass's heartbeats are its steps'. Its
+// plan, PlanService's, never lists the agents.
+func (d directSteps) Queue(name string, _ []string) error {
+	return d.a.queueFanout(d.ctx, name, "", func(string) {})
 }

@@ -20,7 +20,7 @@ import (
 // a is only used for its method values: the SDK names activities by them.
 var a *activities.Activities
 
-// Fan-out size of one QueueAgents activity (a few statements), and the
+// Fan-out size of one QueueAgents activity (recorded plans), and the
 // agent queue's window: drainWindow AgentBatchWorkflow children of up to
 // drainBatch agents each.
 const (
@@ -262,7 +262,16 @@ func (l localSteps) Finish(f pass.Finish) (missing string, err error) {
 	return missing, err
 }
 
-func (l localSteps) Queue(agents []string) error { return fanout(l.ctx, agents) }
+// Queue has the store queue the pass's fan-out in one activity. A plan
+// recorded by an older release lists the agents; its history replays
+// their chunks. Which path runs depends only on the recorded plan, so no
+// workflow.GetVersion is needed.
+func (l localSteps) Queue(name string, recorded []string) error {
+	if recorded != nil {
+		return fanout(l.ctx, recorded)
+	}
+	return workflow.ExecuteActivity(fanoutOptions(l.ctx), a.QueueFanout, name).Get(l.ctx, nil)
+}
 
 // quickRetries retries a step a few times within seconds; longer outages
 // are the retried whole pass's, which records the failure first.
@@ -272,15 +281,20 @@ var quickRetries = &temporal.RetryPolicy{
 	NonRetryableErrorTypes: []string{pass.TypeInvalidPlacement, pass.TypeNoIngress},
 }
 
-// fanout queues the agents whose listeners may change, in chunks, one
-// activity per chunk; the agent queue's workflow rebuilds their routers.
-func fanout(ctx workflow.Context, agents []string) error {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+// fanoutOptions are the queue step's activity options.
+func fanoutOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		// A dead worker's chunk is retried elsewhere within seconds.
+		// A dead worker's fan-out is taken over elsewhere within seconds.
 		HeartbeatTimeout: activities.FanoutHeartbeat,
 		RetryPolicy:      &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
+}
+
+// fanout queues the agents a recorded plan listed, one activity per
+// chunk; the agent queue's workflow rebuilds their routers.
+func fanout(ctx workflow.Context, agents []string) error {
+	actx := fanoutOptions(ctx)
 	var futures []workflow.Future
 	for start := 0; start < len(agents); start += fanoutChunk {
 		end := min(start+fanoutChunk, len(agents))

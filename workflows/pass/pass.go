@@ -52,7 +52,10 @@ type Steps interface {
 	// Finish records the outcome and returns the failure it recorded for
 	// a pass that found nothing wrong but objects missing.
 	Finish(f Finish) (missing string, err error)
-	Queue(agents []string) error
+	// Queue queues the other agents whose listeners may change. recorded
+	// is the list a plan of an older release carried (Plan.Fanout); nil
+	// asks the store to queue them.
+	Queue(name string, recorded []string) error
 }
 
 // Plan is what the plan step (the PlanService activity) found: where a
@@ -72,8 +75,13 @@ type Plan struct {
 	// ConnectorSite and HubSite are where ready requires the objects.
 	ConnectorSite string
 	HubSite       string
-	// Fanout are the other agents whose listeners may change: those its tags
-	// select and those that listen now.
+	// FanoutCount is how many other agents' listeners may change (those
+	// its tags select and those that listen now): the queue step has the
+	// store queue them, so the plan, a payload in the history, stays small
+	// however many agents there are.
+	FanoutCount int
+	// Fanout listed those agents in plans of releases before FanoutCount;
+	// it is read only when such a history replays.
 	Fanout []string
 	// Endpoint is the hub router's host (remote control plane).
 	Endpoint *string
@@ -165,9 +173,9 @@ func Run(s Steps, name string) (Outcome, error) {
 			return out, temporal.NewApplicationError(missing, TypeObjectsNotInPlace)
 		}
 	}
-	if len(plan.Fanout) > 0 {
+	if plan.FanoutCount > 0 || len(plan.Fanout) > 0 {
 		s.Step("queueing agents")
-		if err := s.Queue(plan.Fanout); err != nil {
+		if err := s.Queue(name, plan.Fanout); err != nil {
 			return out, passError(TypeFanoutFailed, "queue agents: "+Reason(err), err)
 		}
 	}

@@ -36,7 +36,11 @@ func (f *fakeSteps) Finish(fin Finish) (string, error) {
 	f.finished = append(f.finished, fin)
 	return f.missing, f.fail["finish"]
 }
-func (f *fakeSteps) Queue([]string) error {
+func (f *fakeSteps) Queue(_ string, recorded []string) error {
+	if recorded != nil {
+		f.took = append(f.took, "queue recorded")
+		return f.fail["queue"]
+	}
 	f.took = append(f.took, "queue")
 	return f.fail["queue"]
 }
@@ -48,7 +52,9 @@ func TestRun(t *testing.T) {
 	kubernetes := exists
 	kubernetes.Kubernetes = true
 	fanout := exists
-	fanout.Fanout = []string{"fog-a"}
+	fanout.FanoutCount = 1
+	recorded := exists
+	recorded.Fanout = []string{"fog-a"}
 	invalid := fanout
 	invalid.Invalid = "agent fog-a has routerMode none"
 	invalid.Kubernetes = true
@@ -63,12 +69,14 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "ready", steps: fakeSteps{plan: exists},
 			took: []string{"plan", "agents", "finish"}, out: Outcome{Planned: true, Exists: true}},
-		{name: "deleted and gone", steps: fakeSteps{plan: Plan{Sites: []string{"hub"}, Fanout: []string{"fog-a"}}},
+		{name: "deleted and gone", steps: fakeSteps{plan: Plan{Sites: []string{"hub"}, FanoutCount: 1}},
 			took: []string{"plan", "agents", "queue"}, out: Outcome{Planned: true, Gone: true}},
 		{name: "Kubernetes branch", steps: fakeSteps{plan: kubernetes, endpoint: &lb},
 			took: []string{"plan", "agents", "kube", "finish"}, out: Outcome{Planned: true, Exists: true}},
 		{name: "fanout", steps: fakeSteps{plan: fanout},
 			took: []string{"plan", "agents", "finish", "queue"}, out: Outcome{Planned: true, Exists: true}},
+		{name: "fanout a plan of an older release listed", steps: fakeSteps{plan: recorded},
+			took: []string{"plan", "agents", "finish", "queue recorded"}, out: Outcome{Planned: true, Exists: true}},
 		{name: "plan fails", steps: fakeSteps{fail: map[string]error{"plan": down}},
 			took: []string{"plan"}, errType: TypePlanFailed, errMsg: "plan: database is down"},
 		{name: "router write fails, recorded", steps: fakeSteps{plan: fanout, fail: map[string]error{"agents": down}},
