@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,6 +221,44 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 	}
 	if in.Name != "continued" || in.Failing.Attempts < 2 || in.Failing.Since.IsZero() {
 		t.Errorf("continued as new with %+v, want the failure streak", in)
+	}
+	capture(t, id, h)
+}
+
+// A pass that changes other agents' listeners has the store queue them in
+// one QueueFanout activity that names only the service: the history holds
+// no list that grows with the fleet.
+func TestFanoutIsQueuedByName(t *testing.T) {
+	var queued []string
+	var mu sync.Mutex
+	cl := startWorkflows(t, map[string]any{
+		"PlanService": func(context.Context, string) (pass.Plan, error) {
+			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub", FanoutCount: 100000}, nil
+		},
+		"ReconcileAgents": func(context.Context, string, []string) error { return nil },
+		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
+		"QueueFanout": func(_ context.Context, name string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			queued = append(queued, name)
+			return nil
+		},
+	})
+	if err := cl.ServiceCreated(context.Background(), "fanout"); err != nil {
+		t.Fatal(err)
+	}
+	id := cl.Service("fanout")
+	waitStep(t, cl.Temporal, id, "ready; waiting for changes")
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(queued, []string{"fanout"}) {
+		t.Errorf("QueueFanout ran for %v, want once for fanout", queued)
+	}
+	h := history(t, cl.Temporal, id, "")
+	for _, e := range h.Events {
+		if e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "QueueAgents" {
+			t.Errorf("the pass listed the agents in a QueueAgents activity")
+		}
 	}
 	capture(t, id, h)
 }

@@ -161,7 +161,25 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	}
 }
 
-func TestServiceWorkflowFansOutInChunks(t *testing.T) {
+// A plan with a count has the store queue the fan-out in one activity.
+func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, FanoutCount: 12000}, nil).Once()
+	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{}, nil)
+	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(a.QueueFanout, mock.Anything, "checkout").Return(nil).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
+	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+// A plan recorded by an older release lists its agents; its history
+// replays them in chunks.
+func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 	env := newEnv(t)
 	agents := make([]string, 12000)
 	for i := range agents {
