@@ -50,20 +50,27 @@ func (t *Tx) ClaimQueuedAgents(ctx context.Context, limit int, lease time.Durati
 // DoneQueuedAgents removes the marks that were reconciled; a newer mark of
 // the same agent (another seq) stays queued.
 func (t *Tx) DoneQueuedAgents(ctx context.Context, done []QueuedAgent) error {
-	for _, d := range done {
-		if _, err := t.exec(ctx, `DELETE FROM agent_queue WHERE agent_uuid = ? AND seq = ?`, d.Agent, d.Seq); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.eachMark(ctx, done, `DELETE FROM agent_queue`, nil)
 }
 
 // RetryQueuedAgents shortens the lease of marks whose reconcile failed, so
 // that a batch claims them again at retryAt rather than when the lease
 // would have ended; a newer mark of the same agent is already claimable.
 func (t *Tx) RetryQueuedAgents(ctx context.Context, failed []QueuedAgent, retryAt time.Time) error {
-	for _, f := range failed {
-		if _, err := t.exec(ctx, `UPDATE agent_queue SET claimed_until = ? WHERE agent_uuid = ? AND seq = ?`, retryAt.UTC(), f.Agent, f.Seq); err != nil {
+	return t.eachMark(ctx, failed, `UPDATE agent_queue SET claimed_until = ?`, []any{retryAt.UTC()})
+}
+
+// eachMark runs stmt (with its leading args) on the queue rows of marks,
+// matched by agent and seq, one statement per 500 marks: a batch's
+// marks cost one round trip, not one each.
+func (t *Tx) eachMark(ctx context.Context, marks []QueuedAgent, stmt string, lead []any) error {
+	for chunk := range slices.Chunk(marks, 500) {
+		args := append([]any(nil), lead...)
+		for _, m := range chunk {
+			args = append(args, m.Agent, m.Seq)
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, CAST(? AS BIGINT)),", len(chunk)), ",")
+		if _, err := t.exec(ctx, stmt+` WHERE (agent_uuid, seq) IN (VALUES `+values+`)`, args...); err != nil {
 			return err
 		}
 	}
