@@ -19,6 +19,7 @@ import (
 
 	"svcbridge/kube"
 	"svcbridge/metrics"
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/workflows/pass"
@@ -175,70 +176,159 @@ func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (ro
 // passRouter is reconcileRouter's pass; with judge, a changing pass also
 // says whether it repairs the router (Repair).
 func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bool) (res routerResult, err error) {
-	var scope []string
-	if only != "" {
-		scope = []string{only}
-	}
 	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
-		res = routerResult{}
-		var router store.Router
-		var err error
+		var in routerInputs
 		if only == "" {
-			router, err = tx.LockRouter(ctx, uuid)
-		} else {
-			router, err = tx.ShareRouter(ctx, uuid, only)
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			// No router (routerMode none) or no agent: nothing to hold.
-			have, err := tx.RouterObjects(ctx, uuid, only)
+			all, err := a.gatherRouters(ctx, tx, []string{uuid})
 			if err != nil {
 				return err
 			}
-			return tx.WriteRouter(ctx, uuid, store.RouterWrite{Drop: have})
-		}
-		if err != nil {
+			in = all[uuid]
+		} else if in, err = a.gatherService(ctx, tx, uuid, only); err != nil {
 			return err
 		}
-		res.Name = router.Name
-		tokens, all := a.Tags.AgentTokens(router.Tags)
-		listeners, err := tx.ListenerServices(ctx, uuid, tokens, all, only)
-		if err != nil {
+		var w store.RouterWrite
+		if res, w, err = a.routerWrite(ctx, tx, uuid, only, in, judge); err != nil {
 			return err
-		}
-		connectors, err := tx.ConnectorServices(ctx, uuid, router.RouterMode, only)
-		if err != nil {
-			return err
-		}
-		have, err := tx.RouterObjects(ctx, uuid, only)
-		if err != nil {
-			return err
-		}
-		plan, err := service.PlanRouter(router.Base, have, listeners, connectors, scope)
-		if err != nil {
-			// A document that is not JSON is not ours to guess at; retried,
-			// as someone may fix it.
-			return temporal.NewApplicationError("agent "+router.Name+": "+err.Error(), pass.TypeInvalidPlacement, err)
-		}
-		if plan.BaseChanged && only != "" {
-			return errWholeRouter
-		}
-		if plan.Changed() || plan.BaseChanged {
-			metrics.RouterWrites.WithLabelValues("agent").Inc()
-			res.Changes = describe(plan)
-			if judge {
-				if res.Repair, err = isRepair(ctx, tx, uuid, plan); err != nil {
-					return err
-				}
-			}
-		}
-		res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
-		w := store.RouterWrite{Write: plan.Write, Rewritten: plan.Rewritten, Drop: plan.Delete, Changed: plan.Changed()}
-		if plan.BaseChanged {
-			w.Base = plan.Base
 		}
 		return tx.WriteRouter(ctx, uuid, w)
 	})
 	return res, err
+}
+
+// passRouters is a whole-router pass over each of uuids in one
+// transaction, its reads a few statements for all of them: the agent
+// queue's batches. An agent whose document cannot be planned fails alone
+// (errs); any other error fails them all.
+func (a *Activities) passRouters(ctx context.Context, uuids []string) (res []routerResult, errs []error, err error) {
+	res, errs = make([]routerResult, len(uuids)), make([]error, len(uuids))
+	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
+		clear(res) // a retried transaction starts over
+		clear(errs)
+		all, err := a.gatherRouters(ctx, tx, uuids)
+		if err != nil {
+			return err
+		}
+		writes := make(map[string]store.RouterWrite, len(uuids))
+		for i, u := range uuids {
+			var w store.RouterWrite
+			res[i], w, err = a.routerWrite(ctx, tx, u, "", all[u], false)
+			var app *temporal.ApplicationError
+			switch {
+			case errors.As(err, &app) && app.Type() == pass.TypeInvalidPlacement:
+				errs[i] = err
+			case err != nil:
+				return err
+			default:
+				writes[u] = w
+			}
+		}
+		return tx.WriteRouters(ctx, writes)
+	})
+	return res, errs, err
+}
+
+// routerInputs is what a pass over one router reads: the router (nil
+// when the agent has none), what svcbridge holds on it, and the services
+// whose objects belong there.
+type routerInputs struct {
+	router     *store.Router
+	have       []routerconfig.Held
+	listeners  []service.ListenerWant
+	connectors []service.ConnectorWant
+}
+
+// gatherRouters reads the inputs of whole-router passes over uuids,
+// holding their routers' locks (LockRouters).
+func (a *Activities) gatherRouters(ctx context.Context, tx *store.Tx, uuids []string) (map[string]routerInputs, error) {
+	routers, err := tx.LockRouters(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
+	have, err := tx.RoutersObjects(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
+	selections, modes := map[string]store.Selection{}, map[string]string{}
+	for u, r := range routers {
+		tokens, all := a.Tags.AgentTokens(r.Tags)
+		selections[u], modes[u] = store.Selection{Tokens: tokens, All: all}, r.RouterMode
+	}
+	listeners, err := tx.ListenerServicesOf(ctx, selections, "")
+	if err != nil {
+		return nil, err
+	}
+	connectors, err := tx.ConnectorServicesOf(ctx, modes, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]routerInputs, len(uuids))
+	for _, u := range uuids {
+		in := routerInputs{have: have[u]}
+		if r, ok := routers[u]; ok {
+			in.router, in.listeners, in.connectors = &r, listeners[u], connectors[u]
+		}
+		out[u] = in
+	}
+	return out, nil
+}
+
+// gatherService reads the inputs of a pass over one service's objects on
+// an agent's router, holding the router's lock shared (ShareRouter).
+func (a *Activities) gatherService(ctx context.Context, tx *store.Tx, uuid, only string) (in routerInputs, err error) {
+	router, err := tx.ShareRouter(ctx, uuid, only)
+	found := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	if in.have, err = tx.RouterObjects(ctx, uuid, only); err != nil || !found {
+		return in, err
+	}
+	in.router = &router
+	tokens, all := a.Tags.AgentTokens(router.Tags)
+	if in.listeners, err = tx.ListenerServices(ctx, uuid, tokens, all, only); err != nil {
+		return in, err
+	}
+	in.connectors, err = tx.ConnectorServices(ctx, uuid, router.RouterMode, only)
+	return in, err
+}
+
+// routerWrite plans one router's pass from what was gathered: what the
+// router's write changes. An agent with no router (routerMode none, or no
+// agent) holds nothing.
+func (a *Activities) routerWrite(ctx context.Context, tx *store.Tx, uuid, only string, in routerInputs, judge bool) (res routerResult, w store.RouterWrite, err error) {
+	if in.router == nil {
+		return res, store.RouterWrite{Drop: in.have}, nil
+	}
+	var scope []string
+	if only != "" {
+		scope = []string{only}
+	}
+	res.Name = in.router.Name
+	plan, err := service.PlanRouter(in.router.Base, in.have, in.listeners, in.connectors, scope)
+	if err != nil {
+		// A document that is not JSON is not ours to guess at; retried,
+		// as someone may fix it.
+		return res, w, temporal.NewApplicationError("agent "+in.router.Name+": "+err.Error(), pass.TypeInvalidPlacement, err)
+	}
+	if plan.BaseChanged && only != "" {
+		return res, w, errWholeRouter
+	}
+	if plan.Changed() || plan.BaseChanged {
+		metrics.RouterWrites.WithLabelValues("agent").Inc()
+		res.Changes = describe(plan)
+		if judge {
+			if res.Repair, err = isRepair(ctx, tx, uuid, plan); err != nil {
+				return res, w, err
+			}
+		}
+	}
+	res.Services = append(append(res.Services, plan.Listeners...), plan.Connectors...)
+	w = store.RouterWrite{Write: plan.Write, Rewritten: plan.Rewritten, Drop: plan.Delete, Changed: plan.Changed()}
+	if plan.BaseChanged {
+		w.Base = plan.Base
+	}
+	return res, w, nil
 }
 
 // isRepair reports whether a whole-router plan repairs the router, rather
@@ -430,8 +520,13 @@ func (a *Activities) queueAgents(ctx context.Context, uuids []string, queued fun
 	return nil
 }
 
-// DrainParallel is how many agents one DrainAgents reconciles at once.
+// DrainParallel is how many groups of drainGroup agents one DrainAgents
+// reconciles at once, each in one transaction (passRouters).
 const DrainParallel = 4
+
+// drainGroup is how many agents one transaction of a batch reconciles: a
+// few statements read all of theirs, and their writes share a commit.
+const drainGroup = 50
 
 // AgentBatch is what one DrainAgents did, as the Web UI shows it.
 type AgentBatch struct {
@@ -468,7 +563,8 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 	failed := make([]string, len(claimed))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(DrainParallel)
-	for i, q := range claimed {
+	for first := 0; first < len(claimed); first += drainGroup {
+		group := claimed[first:min(first+drainGroup, len(claimed))]
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				// The activity is cancelled (its worker stops, or its
@@ -476,20 +572,26 @@ func (a *Activities) DrainAgents(ctx context.Context, limit int) (AgentBatch, er
 				// claim, and are claimed again when its lease ends.
 				return err
 			}
-			res, err := a.reconcileRouter(gctx, q.Agent, "")
+			uuids := make([]string, len(group))
+			for i, q := range group {
+				uuids[i] = q.Agent
+			}
+			res, errs, err := a.passRouters(gctx, uuids)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				activity.GetLogger(ctx).Warn("agent reconcile failed; retried in a few seconds", "agent", q.Agent, "error", err)
-				failed[i] = q.Agent + ": " + pass.Reason(err)
-				retry = append(retry, q)
-				return nil
+			for i, q := range group {
+				if err := cmp.Or(err, errs[i]); err != nil {
+					activity.GetLogger(ctx).Warn("agent reconcile failed; retried in a few seconds", "agent", q.Agent, "error", err)
+					failed[first+i] = q.Agent + ": " + pass.Reason(err)
+					retry = append(retry, q)
+					continue
+				}
+				names[first+i] = cmp.Or(res[i].Name, q.Agent)
+				for _, s := range res[i].Services {
+					services[s] = true
+				}
+				done = append(done, q)
 			}
-			names[i] = cmp.Or(res.Name, q.Agent)
-			for _, s := range res.Services {
-				services[s] = true
-			}
-			done = append(done, q)
 			activity.RecordHeartbeat(ctx, len(done))
 			return nil
 		})

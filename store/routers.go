@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,6 +40,13 @@ func (t *Tx) LockRouter(ctx context.Context, agentUUID string) (Router, error) {
 	return t.router(ctx, agentUUID, t.forUpdate("c"))
 }
 
+// LockRouters is LockRouter for many agents in a few statements, taking
+// their locks in uuid order, so that batches never wait on each other in
+// a cycle; an agent with no router is not in the map.
+func (t *Tx) LockRouters(ctx context.Context, agentUUIDs []string) (map[string]Router, error) {
+	return t.routers(ctx, agentUUIDs, t.forUpdate("c"))
+}
+
 // ShareRouter reads an agent's router for a pass over one service's
 // objects, holding until the transaction ends the router's lock shared
 // and the lock of that service on it: passes of different services on one
@@ -63,13 +71,53 @@ func (t *Tx) ShareRouter(ctx context.Context, agentUUID, service string) (Router
 
 // router reads an agent's router with the row lock lock takes.
 func (t *Tx) router(ctx context.Context, agentUUID, lock string) (Router, error) {
-	var r Router
-	if err := t.get(ctx, &r, `SELECT c.config, a.name, a.router_mode FROM router_configs c
-		JOIN agents a ON a.uuid = c.agent_uuid WHERE c.agent_uuid = ?`+lock, agentUUID); err != nil {
-		return r, err
+	rs, err := t.routers(ctx, []string{agentUUID}, lock)
+	r, ok := rs[agentUUID]
+	if err == nil && !ok {
+		err = ErrNotFound
 	}
-	err := t.sel(ctx, &r.Tags, `SELECT tag FROM agent_tags WHERE agent_uuid = ? ORDER BY position`, agentUUID)
 	return r, err
+}
+
+// routers reads agents' routers, in uuid order, with the row locks lock
+// takes.
+func (t *Tx) routers(ctx context.Context, agentUUIDs []string, lock string) (map[string]Router, error) {
+	out := make(map[string]Router, len(agentUUIDs))
+	if len(agentUUIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		Agent string `db:"agent_uuid"`
+		Router
+	}
+	query, args, err := t.in(`SELECT c.agent_uuid, c.config, a.name, a.router_mode FROM router_configs c
+		JOIN agents a ON a.uuid = c.agent_uuid WHERE c.agent_uuid IN (?) ORDER BY c.agent_uuid`+lock, agentUUIDs)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	var tags []struct {
+		Agent string `db:"agent_uuid"`
+		Tag   string `db:"tag"`
+	}
+	query, args, err = t.in(`SELECT agent_uuid, tag FROM agent_tags WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`, agentUUIDs)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.sel(ctx, &tags, query, args...); err != nil {
+		return nil, err
+	}
+	byAgent := map[string][]string{}
+	for _, g := range tags {
+		byAgent[g.Agent] = append(byAgent[g.Agent], g.Tag)
+	}
+	for _, r := range rows {
+		r.Router.Tags = byAgent[r.Agent]
+		out[r.Agent] = r.Router
+	}
+	return out, nil
 }
 
 // RouterVersion names the content of an agent's router document: it
@@ -87,29 +135,51 @@ func (t *Tx) RouterVersion(ctx context.Context, agentUUID string) (string, error
 // RouterObjects lists the objects svcbridge holds on an agent's router:
 // all of them, or those of one service.
 func (t *Tx) RouterObjects(ctx context.Context, agentUUID, service string) ([]routerconfig.Held, error) {
+	if service == "" {
+		all, err := t.RoutersObjects(ctx, []string{agentUUID})
+		return all[agentUUID], err
+	}
+	// Two lookups of the whole key: with kind IN (...) PostgreSQL reads
+	// every entry of the router's key range, a cost that grows with the
+	// services the router holds.
+	const cols = `SELECT agent_uuid, kind, service_name, object FROM router_entries WHERE agent_uuid = ?`
+	one, err := t.heldObjects(ctx, cols+` AND kind = ? AND service_name = ? UNION ALL `+cols+` AND kind = ? AND service_name = ?`,
+		agentUUID, KindConnector, service, agentUUID, KindListener, service)
+	return one[agentUUID], err
+}
+
+// RoutersObjects lists all the objects svcbridge holds on agents' routers,
+// by agent, in one statement.
+func (t *Tx) RoutersObjects(ctx context.Context, agentUUIDs []string) (map[string][]routerconfig.Held, error) {
+	if len(agentUUIDs) == 0 {
+		return map[string][]routerconfig.Held{}, nil
+	}
+	query, args, err := t.in(`SELECT agent_uuid, kind, service_name, object FROM router_entries
+		WHERE agent_uuid IN (?) ORDER BY agent_uuid, kind, service_name`, agentUUIDs)
+	if err != nil {
+		return nil, err
+	}
+	return t.heldObjects(ctx, query, args...)
+}
+
+// heldObjects runs a query of router entries, by agent.
+func (t *Tx) heldObjects(ctx context.Context, query string, args ...any) (map[string][]routerconfig.Held, error) {
 	var rows []struct {
+		Agent   string  `db:"agent_uuid"`
 		Kind    string  `db:"kind"`
 		Service string  `db:"service_name"`
 		Object  *string `db:"object"`
 	}
-	const cols = `SELECT kind, service_name, object FROM router_entries WHERE agent_uuid = ?`
-	query, args := cols+` ORDER BY kind, service_name`, []any{agentUUID}
-	if service != "" {
-		// Two lookups of the whole key: with kind IN (...) PostgreSQL reads
-		// every entry of the router's key range, a cost that grows with
-		// the services the router holds.
-		query = cols + ` AND kind = ? AND service_name = ? UNION ALL ` + cols + ` AND kind = ? AND service_name = ?`
-		args = []any{agentUUID, KindConnector, service, agentUUID, KindListener, service}
-	}
 	if err := t.sel(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
-	out := make([]routerconfig.Held, len(rows))
-	for i, r := range rows {
-		out[i] = routerconfig.Held{Kind: r.Kind, Service: r.Service}
+	out := map[string][]routerconfig.Held{}
+	for _, r := range rows {
+		h := routerconfig.Held{Kind: r.Kind, Service: r.Service}
 		if r.Object != nil {
-			out[i].JSON = json.RawMessage(*r.Object)
+			h.JSON = json.RawMessage(*r.Object)
 		}
+		out[r.Agent] = append(out[r.Agent], h)
 	}
 	return out, nil
 }
@@ -138,58 +208,93 @@ type RouterWrite struct {
 // hub during a burst of creates) wait for each other only from there to
 // their commit.
 func (t *Tx) WriteRouter(ctx context.Context, agentUUID string, w RouterWrite) error {
-	for _, d := range w.Drop {
-		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE agent_uuid = ? AND kind = ? AND service_name = ?`, agentUUID, d.Kind, d.Service); err != nil {
+	return t.WriteRouters(ctx, map[string]RouterWrite{agentUUID: w})
+}
+
+// WriteRouters is WriteRouter for many agents' routers, in a few
+// statements for all of them (the agent queue's batches, whose routers
+// the transaction has locked).
+func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) error {
+	agents := slices.Sorted(maps.Keys(writes))
+	var drops []any
+	for _, u := range agents {
+		for _, d := range writes[u].Drop {
+			drops = append(drops, u, d.Kind, d.Service)
+		}
+	}
+	for chunk := range slices.Chunk(drops, 3*entriesPerInsert) {
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(chunk)/3), ",")
+		if _, err := t.exec(ctx, `DELETE FROM router_entries WHERE (agent_uuid, kind, service_name) IN (VALUES `+values+`)`, chunk...); err != nil {
 			return err
 		}
 	}
-	var seq int64 // the change that makes the writes visible (distribution.go)
-	var err error
-	switch {
-	case w.Changed || w.Base != nil:
-		seq, err = t.routerChanged(ctx, agentUUID, w.Base)
-	case len(w.Write) > 0:
-		seq, err = t.changeSeq(ctx, agentUUID)
+	// The change that makes each agent's writes visible (distribution.go).
+	changed := map[string][]byte{}
+	seqs := map[string]int64{}
+	for _, u := range agents {
+		switch w := writes[u]; {
+		case w.Changed || w.Base != nil:
+			changed[u] = w.Base
+		case len(w.Write) > 0:
+			seq, err := t.changeSeq(ctx, u)
+			if err != nil {
+				return err
+			}
+			seqs[u] = seq
+		}
 	}
+	bumped, err := t.routersChanged(ctx, changed)
 	if err != nil {
 		return err
 	}
-	var rewritten, kept []routerconfig.Held
-	for _, h := range w.Write {
-		if w.Rewritten[h.Kind+"/"+h.Service] {
-			rewritten = append(rewritten, h)
-		} else {
-			kept = append(kept, h)
+	maps.Copy(seqs, bumped)
+	var rewritten, kept []entry
+	for _, u := range agents {
+		w := writes[u]
+		for _, h := range w.Write {
+			e := entry{agent: u, seq: seqs[u], Held: h}
+			if w.Rewritten[h.Kind+"/"+h.Service] {
+				rewritten = append(rewritten, e)
+			} else {
+				kept = append(kept, e)
+			}
 		}
 	}
-	if err := t.upsertEntries(ctx, agentUUID, seq, rewritten, `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`); err != nil {
+	if err := t.upsertEntries(ctx, rewritten, `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`); err != nil {
 		return err
 	}
-	return t.upsertEntries(ctx, agentUUID, seq, kept, ``)
+	return t.upsertEntries(ctx, kept, ``)
+}
+
+// entry is an object to store on an agent's router, written by change seq.
+type entry struct {
+	agent string
+	seq   int64
+	routerconfig.Held
 }
 
 // entriesPerInsert bounds the rows of one INSERT (six arguments each,
 // within both databases' limits).
 const entriesPerInsert = 500
 
-// upsertEntries stores objects as router entries written now by change
-// seq, a statement per entriesPerInsert; an entry that exists keeps its
-// times unless onConflict sets them.
-func (t *Tx) upsertEntries(ctx context.Context, agentUUID string, seq int64, objects []routerconfig.Held, onConflict string) error {
+// upsertEntries stores objects as router entries written now, a
+// statement per entriesPerInsert; an entry that exists keeps its times
+// unless onConflict sets them.
+func (t *Tx) upsertEntries(ctx context.Context, entries []entry, onConflict string) error {
 	ts := now()
-	for chunk := range slices.Chunk(objects, entriesPerInsert) {
+	for chunk := range slices.Chunk(entries, entriesPerInsert) {
 		var values strings.Builder
 		args := make([]any, 0, 6*len(chunk))
-		for i, h := range chunk {
+		for i, e := range chunk {
 			if i > 0 {
 				values.WriteString(", ")
 			}
 			values.WriteString("(?, ?, ?, ?, ?, ?)")
 			var object any
-			if h.JSON != nil {
-				object = string(h.JSON)
+			if e.JSON != nil {
+				object = string(e.JSON)
 			}
-			args = append(args, agentUUID, h.Kind, h.Service, ts, seq, object)
+			args = append(args, e.agent, e.Kind, e.Service, ts, e.seq, object)
 		}
 		if _, err := t.exec(ctx, `INSERT INTO router_entries (agent_uuid, kind, service_name, written_at, change_seq, object) VALUES `+values.String()+`
 			ON CONFLICT (agent_uuid, kind, service_name) DO UPDATE SET object = excluded.object`+onConflict, args...); err != nil {
@@ -199,39 +304,65 @@ func (t *Tx) upsertEntries(ctx context.Context, agentUUID string, seq int64, obj
 	return nil
 }
 
-// routerChanged records that the document an agent pulls changed (and
-// stores base unless nil): a new version (its ETag) and the raised
-// microserviceConfig flag. It returns the change's sequence.
-func (t *Tx) routerChanged(ctx context.Context, agentUUID string, base []byte) (int64, error) {
-	t.touch(changeVersions, agentUUID)
-	var config *string
-	if base != nil {
-		s := string(base)
-		config = &s
+// routersChanged records that the documents agents pull changed (and
+// stores each one's base unless nil): a new version (its ETag) and the
+// raised microserviceConfig flag. It returns each change's sequence, by
+// agent; ErrNotFound when one has no router.
+func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte) (map[string]int64, error) {
+	seqs := make(map[string]int64, len(bases))
+	if len(bases) == 0 {
+		return seqs, nil
 	}
-	const bump = `UPDATE router_configs SET version = version + 1, updated_at = ?, config = COALESCE(?, config) WHERE agent_uuid = ?`
+	agents := slices.Sorted(maps.Keys(bases))
+	t.touch(changeVersions, agents...)
+	configs := make([]any, 0, 2*len(agents))
+	for _, u := range agents {
+		var config *string
+		if b := bases[u]; b != nil {
+			s := string(b)
+			config = &s
+		}
+		configs = append(configs, u, config)
+	}
 	if t.dialect == Postgres {
 		// One statement, which also learns the transaction's id for the
-		// commit (see Store.inTx): the row lock it takes is held for one
+		// commit (see Store.inTx): the row locks it takes are held for one
 		// round trip less each.
-		var r struct {
-			Seq int64 `db:"last_updated"`
-			XID int64 `db:"xid"`
+		var rows []struct {
+			Agent string `db:"agent_uuid"`
+			Seq   int64  `db:"last_updated"`
+			XID   int64  `db:"xid"`
 		}
-		err := t.get(ctx, &r, `WITH bumped AS (`+bump+` RETURNING agent_uuid)
+		values := strings.TrimSuffix(strings.Repeat("(?, CAST(? AS TEXT)),", len(agents)), ",")
+		err := t.sel(ctx, &rows, `WITH v (agent_uuid, config) AS (VALUES `+values+`),
+			bumped AS (UPDATE router_configs c SET version = c.version + 1, updated_at = ?, config = COALESCE(v.config, c.config)
+				FROM v WHERE c.agent_uuid = v.agent_uuid RETURNING c.agent_uuid)
 			INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) SELECT agent_uuid, TRUE, ? FROM bumped
-			`+raiseFlag+` RETURNING last_updated, txid_current() AS xid`, now(), config, agentUUID, time.Now().UnixMilli())
-		t.xid = r.XID
-		return r.Seq, err
+			`+raiseFlag+` RETURNING agent_uuid, last_updated, txid_current() AS xid`, append(configs, now(), time.Now().UnixMilli())...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			seqs[r.Agent], t.xid = r.Seq, r.XID
+		}
+		if len(seqs) < len(agents) {
+			return nil, ErrNotFound
+		}
+		return seqs, nil
 	}
-	n, err := t.exec(ctx, bump, now(), config, agentUUID)
-	if err != nil {
-		return 0, err
+	for i, u := range agents {
+		n, err := t.exec(ctx, `UPDATE router_configs SET version = version + 1, updated_at = ?, config = COALESCE(?, config) WHERE agent_uuid = ?`, now(), configs[2*i+1], u)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, ErrNotFound
+		}
+		if seqs[u], err = t.flagChange(ctx, u); err != nil {
+			return nil, err
+		}
 	}
-	if n == 0 {
-		return 0, ErrNotFound
-	}
-	return t.flagChange(ctx, agentUUID)
+	return seqs, nil
 }
 
 // raiseFlag raises microserviceConfig with a lastUpdated strictly greater
@@ -313,31 +444,81 @@ func (t *Tx) ServiceEntries(ctx context.Context, service string) ([]Entry, error
 // those placed with their hub listener on it; of them, only the service
 // named only when it is not "".
 func (t *Tx) ListenerServices(ctx context.Context, agentUUID string, tokens []string, all bool, only string) ([]service.ListenerWant, error) {
-	filter, args := "", []any{}
+	by, err := t.ListenerServicesOf(ctx, map[string]Selection{agentUUID: {Tokens: tokens, All: all}}, only)
+	return by[agentUUID], err
+}
+
+// Selection is what an agent's distribution tokens select: the services
+// tagged with any of Tokens, or every service when All.
+type Selection struct {
+	Tokens []string
+	All    bool
+}
+
+// ListenerServicesOf is ListenerServices for many agents, by agent: one
+// statement for the hub listeners and one per distinct selection (a fleet
+// tagged alike costs one).
+func (t *Tx) ListenerServicesOf(ctx context.Context, agents map[string]Selection, only string) (map[string][]service.ListenerWant, error) {
+	filter, fargs := "", []any{}
 	if only != "" {
-		filter, args = ` AND s.name = ?`, []any{only}
+		filter, fargs = ` AND s.name = ?`, []any{only}
 	}
-	var tagged []service.ListenerWant
-	switch {
-	case all:
-		if err := t.sel(ctx, &tagged, `SELECT s.name, s.bridge_port, 'all' AS reason FROM services s WHERE TRUE`+filter, args...); err != nil {
-			return nil, err
+	tagged := map[string][]service.ListenerWant{} // by selection key
+	uuids := make([]string, 0, len(agents))
+	for uuid, sel := range agents {
+		uuids = append(uuids, uuid)
+		key := sel.key()
+		if _, done := tagged[key]; done {
+			continue
 		}
-	case len(tokens) > 0:
-		query, targs, err := t.in(`SELECT s.name, s.bridge_port, MIN(g.tag) AS reason FROM services s
-			JOIN service_tags g ON g.service_name = s.name WHERE g.tag IN (?)`+filter+` GROUP BY s.name, s.bridge_port`, append([]any{tokens}, args...)...)
+		var got []service.ListenerWant
+		switch {
+		case sel.All:
+			if err := t.sel(ctx, &got, `SELECT s.name, s.bridge_port, 'all' AS reason FROM services s WHERE TRUE`+filter, fargs...); err != nil {
+				return nil, err
+			}
+		case len(sel.Tokens) > 0:
+			query, args, err := t.in(`SELECT s.name, s.bridge_port, MIN(g.tag) AS reason FROM services s
+			JOIN service_tags g ON g.service_name = s.name WHERE g.tag IN (?)`+filter+` GROUP BY s.name, s.bridge_port`, append([]any{sel.Tokens}, fargs...)...)
+			if err != nil {
+				return nil, err
+			}
+			if err := t.sel(ctx, &got, query, args...); err != nil {
+				return nil, err
+			}
+		}
+		tagged[key] = got
+	}
+	hubbed := map[string][]service.ListenerWant{}
+	if len(uuids) > 0 {
+		var rows []struct {
+			Hub string `db:"hub_site"`
+			service.ListenerWant
+		}
+		query, args, err := t.in(`SELECT s.hub_site, s.name, s.bridge_port, '' AS reason FROM services s WHERE s.hub_site IN (?)`+filter, append([]any{uuids}, fargs...)...)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.sel(ctx, &tagged, query, targs...); err != nil {
+		if err := t.sel(ctx, &rows, query, args...); err != nil {
 			return nil, err
 		}
+		for _, r := range rows {
+			hubbed[r.Hub] = append(hubbed[r.Hub], r.ListenerWant)
+		}
 	}
-	var hubbed []service.ListenerWant
-	if err := t.sel(ctx, &hubbed, `SELECT s.name, s.bridge_port, '' AS reason FROM services s WHERE s.hub_site = ?`+filter, append([]any{agentUUID}, args...)...); err != nil {
-		return nil, err
+	out := make(map[string][]service.ListenerWant, len(agents))
+	for uuid, sel := range agents {
+		out[uuid] = mergeListeners(tagged[sel.key()], hubbed[uuid])
 	}
-	return mergeListeners(tagged, hubbed), nil
+	return out, nil
+}
+
+// key names a selection among others.
+func (s Selection) key() string {
+	if s.All {
+		return "*"
+	}
+	return strings.Join(s.Tokens, "\x00")
 }
 
 // mergeListeners joins both lists by service, sorted; a tag reason wins
@@ -362,7 +543,19 @@ func mergeListeners(tagged, hubbed []service.ListenerWant) []service.ListenerWan
 // ConnectorServices returns the services placed with their connector on
 // an agent's router; only the service named only when it is not "".
 func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode, only string) ([]service.ConnectorWant, error) {
+	by, err := t.ConnectorServicesOf(ctx, map[string]string{agentUUID: routerMode}, only)
+	return by[agentUUID], err
+}
+
+// ConnectorServicesOf is ConnectorServices for many agents (by uuid, each
+// with its router mode) in one statement, by agent.
+func (t *Tx) ConnectorServicesOf(ctx context.Context, routerModes map[string]string, only string) (map[string][]service.ConnectorWant, error) {
+	out := make(map[string][]service.ConnectorWant, len(routerModes))
+	if len(routerModes) == 0 {
+		return out, nil
+	}
 	var rows []struct {
+		Site        string `db:"connector_site"`
 		Name        string `db:"name"`
 		Type        string `db:"type"`
 		Resource    string `db:"resource"`
@@ -371,24 +564,26 @@ func (t *Tx) ConnectorServices(ctx context.Context, agentUUID, routerMode, only 
 		MsName      string `db:"ms_name"`
 		HostNetwork bool   `db:"host_network_mode"`
 	}
-	filter, args := "", []any{service.TypeMicroservice, agentUUID}
+	filter, args := "", []any{service.TypeMicroservice, slices.Collect(maps.Keys(routerModes))}
 	if only != "" {
 		filter, args = ` AND s.name = ?`, append(args, only)
 	}
-	err := t.sel(ctx, &rows, `SELECT s.name, s.type, s.resource, s.target_port,
+	query, args, err := t.in(`SELECT s.connector_site, s.name, s.type, s.resource, s.target_port,
 			COALESCE(m.application, '') AS application, COALESCE(m.name, '') AS ms_name,
 			COALESCE(m.host_network_mode, FALSE) AS host_network_mode
 		FROM services s LEFT JOIN microservices m ON s.type = ? AND m.uuid = s.resource
-		WHERE s.connector_site = ?`+filter+`
+		WHERE s.connector_site IN (?)`+filter+`
 		ORDER BY s.name`, args...)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]service.ConnectorWant, len(rows))
-	for i, r := range rows {
-		out[i] = service.ConnectorWant{Service: r.Name, TargetPort: r.TargetPort, Backend: service.Backend{
-			Type: r.Type, Resource: r.Resource, RouterMode: routerMode,
-			Application: r.Application, Microservice: r.MsName, HostNetwork: r.HostNetwork}}
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.Site] = append(out[r.Site], service.ConnectorWant{Service: r.Name, TargetPort: r.TargetPort, Backend: service.Backend{
+			Type: r.Type, Resource: r.Resource, RouterMode: routerModes[r.Site],
+			Application: r.Application, Microservice: r.MsName, HostNetwork: r.HostNetwork}})
 	}
 	return out, nil
 }
