@@ -526,7 +526,7 @@ const DrainParallel = 4
 
 // drainGroup is how many agents one transaction of a batch reconciles: a
 // few statements read all of theirs, and their writes share a commit.
-const drainGroup = 50
+const drainGroup = 100
 
 // AgentBatch is what one DrainAgents did, as the Web UI shows it.
 type AgentBatch struct {

@@ -26,7 +26,7 @@ var a *activities.Activities
 const (
 	fanoutChunk = 5000
 	drainWindow = 4
-	drainBatch  = 250
+	drainBatch  = 500
 )
 
 // ServiceWorkflow is the entity workflow of one Service (ID
