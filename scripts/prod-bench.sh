@@ -16,6 +16,8 @@
 # Usage: scripts/prod-bench.sh            # N=10000 STEPS=2
 #        N=1000 scripts/prod-bench.sh     # a quick run
 #        ROUNDS="1 2"     # one round per count: that many apis and workers
+#        SCENARIO=polls   # instead: the fleet's unchanged polls against the
+#                         # first api alone (bench --scenario polls --n $N)
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 # Needs PostgreSQL (trusted local user, psql), jq, and the 41 ports from
 # PORT_BASE free (below 32768: Temporal keeps its ports in a smallint).
@@ -27,6 +29,7 @@ export GOTOOLCHAIN=local
 N=${N:-10000}
 STEPS=${STEPS:-2}
 ROUNDS=${ROUNDS:-"1 2"}
+SCENARIO=${SCENARIO:-scale}
 PORT_BASE=${PORT_BASE:-27300}
 PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
 export PGHOST PGPORT PGUSER
@@ -164,6 +167,16 @@ round() {
   curl -fsS -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST "$proxy/api/v3/agents" \
     -d '{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}'
 
+  if [ "$SCENARIO" = polls ]; then
+    # One api process answers them all: what one replica of the fleet's
+    # api costs, without the proxy's hop.
+    log "round $tag: svcbridge bench --scenario polls --n $N against ${api_urls[0]} (its log: $OUT/bench-$tag.log)"
+    "$OUT/svcbridge" bench --server "${api_urls[0]}" --token "$TOKEN" --scenario polls --n "$N" --clients 10 --agents 100 2>"$OUT/bench-$tag.log" |
+      jq -c --arg setup "$apis api + $workers worker" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {setup: $setup, load: $load}' >"$OUT/polls-$tag.jsonl"
+    stop_all
+    return
+  fi
+
   # What PostgreSQL's sessions of this run wait on, sampled every second
   # during the bench (pg_stat_statements needs a restart of the shared
   # server to load; pg_stat_activity does not).
@@ -196,6 +209,16 @@ round() {
 for r in $ROUNDS; do
   round "$r" "$r"
 done
+
+if [ "$SCENARIO" = polls ]; then
+  echo
+  echo "svcbridge bench --scenario polls --n $N against one api, production topology ($(nproc) cores; $OUT):"
+  echo
+  echo "| setup | /healthz | changes | router 304 | changes / /healthz | 304 / /healthz | errors | load average |"
+  echo "|---|---|---|---|---|---|---|---|"
+  cat "$OUT"/polls-*.jsonl | jq -r '"| \(.setup) | \(.healthz_per_s) /s | \(.changes_per_s) /s | \(.router_304_per_s) /s | \(.changes_ratio) | \(.router_304_ratio) | \(.errors) | \(.load) |"'
+  exit 0
+fi
 
 echo
 echo "svcbridge bench --scenario scale --n $N --steps $STEPS, production topology ($(nproc) cores; $OUT):"
