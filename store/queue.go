@@ -17,7 +17,7 @@ type QueuedAgent struct {
 // queued coalesces with it: seq moves on and any lease ends, so a
 // reconcile running now does not clear the newer mark.
 func (t *Tx) QueueAgents(ctx context.Context, uuids []string) error {
-	for chunk := range slices.Chunk(uuids, 500) {
+	for chunk := range slices.Chunk(uuids, marksPerStatement) {
 		args := make([]any, len(chunk))
 		for i, u := range chunk {
 			args[i] = u
@@ -60,11 +60,15 @@ func (t *Tx) RetryQueuedAgents(ctx context.Context, failed []QueuedAgent, retryA
 	return t.eachMark(ctx, failed, `UPDATE agent_queue SET claimed_until = ?`, []any{retryAt.UTC()})
 }
 
+// marksPerStatement bounds the queue rows one statement marks, clears or
+// retries (two arguments each, within both databases' limits).
+const marksPerStatement = 500
+
 // eachMark runs stmt (with its leading args) on the queue rows of marks,
-// matched by agent and seq, one statement per 500 marks: a batch's
-// marks cost one round trip, not one each.
+// matched by agent and seq, one statement per marksPerStatement: a
+// batch's marks cost one round trip, not one each.
 func (t *Tx) eachMark(ctx context.Context, marks []QueuedAgent, stmt string, lead []any) error {
-	for chunk := range slices.Chunk(marks, 500) {
+	for chunk := range slices.Chunk(marks, marksPerStatement) {
 		args := append([]any(nil), lead...)
 		for _, m := range chunk {
 			args = append(args, m.Agent, m.Seq)
