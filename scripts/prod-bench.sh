@@ -119,7 +119,7 @@ round() {
   # docker-compose.yml's temporal service (the image's entrypoint, its
   # environment), on the host's loopback.
   log "round $tag: Temporal server on $frontend"
-  start "temporal-$tag" env DB=postgres12 DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
+  start "temporal-$tag" env DB=postgres12_pgx DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
     BIND_ON_IP=127.0.0.1 DBNAME="${DB}_temporal" VISIBILITY_DBNAME="${DB}_temporal_visibility" \
     SQL_MAX_CONNS=10 SQL_MAX_IDLE_CONNS=10 SQL_VIS_MAX_CONNS=5 SQL_VIS_MAX_IDLE_CONNS=5 \
     DYNAMIC_CONFIG_FILE_PATH="$PWD/deploy/compose/temporal-dynamicconfig.yaml" \
