@@ -10,7 +10,12 @@ import (
 // uuid, for the drift check.
 func (t *Tx) RouterAgentsAfter(ctx context.Context, after string, limit int) ([]string, error) {
 	var uuids []string
-	return uuids, t.sel(ctx, &uuids, `SELECT agent_uuid FROM router_configs WHERE `+t.binary("agent_uuid")+` > ? ORDER BY `+t.binary("agent_uuid")+` LIMIT ?`, after, limit)
+	return uuids, t.sel(ctx, &uuids, t.routerAgentsPage(), after, limit)
+}
+
+// routerAgentsPage is RouterAgentsAfter's query (arguments after, limit).
+func (t *Tx) routerAgentsPage() string {
+	return `SELECT agent_uuid FROM router_configs WHERE ` + t.binary("agent_uuid") + ` > ? ORDER BY ` + t.binary("agent_uuid") + ` LIMIT ?`
 }
 
 // ServicesAfter pages through the services by name (byte order): up to
@@ -25,6 +30,12 @@ func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]serv
 			return nil, err
 		}
 	}
+	query, args := t.servicesPage(after, limit)
+	return t.services(ctx, size, query, args...)
+}
+
+// servicesPage is ServicesAfter's query of the services themselves.
+func (t *Tx) servicesPage(after string, limit int) (string, []any) {
 	page, args := t.namedAfter("name", after, limit)
-	return t.services(ctx, size, `SELECT `+serviceCols+` FROM services WHERE `+page, args...)
+	return `SELECT ` + serviceCols + ` FROM services WHERE ` + page, args
 }

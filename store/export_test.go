@@ -19,6 +19,21 @@ func (t *Tx) Get(ctx context.Context, dest any, query string, args ...any) error
 	return t.get(ctx, dest, query, args...)
 }
 
+func (t *Tx) Select(ctx context.Context, dest any, query string, args ...any) error {
+	return t.sel(ctx, dest, query, args...)
+}
+
+// PagesByName are the queries that read a page of rows by name in byte
+// order, each with the arguments of one page.
+func (t *Tx) PagesByName() map[string][]any {
+	services, args := t.servicesPage("", 500)
+	return map[string][]any{
+		"ServicesAfter":     append([]any{services}, args...),
+		"readTags":          {t.tagsOfRange(), "a", "m"},
+		"RouterAgentsAfter": {t.routerAgentsPage(), "", 500},
+	}
+}
+
 // WriterStatements counts the statements an SQLite store's one writer
 // connection holds prepared whose text contains part.
 func WriterStatements(ctx context.Context, s *Store, part string) (int, error) {

@@ -135,9 +135,7 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 	}
 	// Scanned by hand, as the services are: sqlx's reflection was a fifth
 	// of a whole list's reading.
-	name := t.binary("service_name")
-	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(`SELECT service_name, tag FROM service_tags WHERE `+name+` >= ? AND `+name+` <= ?
-		ORDER BY service_name, position`), svcs[0].Name, svcs[len(svcs)-1].Name)
+	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(t.tagsOfRange()), svcs[0].Name, svcs[len(svcs)-1].Name)
 	if err != nil {
 		return mapErr(err)
 	}
@@ -152,6 +150,13 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 		}
 	}
 	return mapErr(rows.Err())
+}
+
+// tagsOfRange is readTags's query (arguments the first and last name).
+func (t *Tx) tagsOfRange() string {
+	name := t.binary("service_name")
+	return `SELECT service_name, tag FROM service_tags WHERE ` + name + ` >= ? AND ` + name + ` <= ?
+		ORDER BY ` + name + `, position`
 }
 
 // PortRange is an inclusive range of bridge ports.
