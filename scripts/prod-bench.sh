@@ -19,6 +19,9 @@
 #        SCENARIO=polls   # instead: the fleet's unchanged polls against the
 #                         # first api alone (bench --scenario polls --n $N)
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
+#        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
+#                         # reach the Temporal server (its image's settings):
+#                         # its metrics on /metrics, its /debug/pprof
 # Needs PostgreSQL (trusted local user, psql), jq, and the 41 ports from
 # PORT_BASE free (below 32768: Temporal keeps its ports in a smallint).
 # Logs, bench lines and per-process CPU are kept in $OUT (printed).
@@ -86,6 +89,9 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # cpu_s PID: user + system CPU seconds of a process so far.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# busy_s: CPU seconds the whole machine spent busy so far (not idle or
+# waiting on I/O), every process's: PostgreSQL's and the bench client's too.
+busy_s() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
 
 log "building svcbridge and scripts/prodbench into $OUT"
 go build -o "$OUT/svcbridge" ./cmd/svcbridge
@@ -192,6 +198,8 @@ round() {
   log "round $tag: svcbridge bench --scenario scale --n $N --steps $STEPS (its log: $OUT/bench-$tag.log)"
   declare -A cpu0
   for e in "${pids[@]}"; do cpu0[$e]=$(cpu_s "${e#*:}"); done
+  local busy0
+  busy0=$(busy_s)
   local started=$SECONDS status=0
   "$OUT/svcbridge" bench --server "$proxy" --token "$TOKEN" --scenario scale --n "$N" --steps "$STEPS" 2>"$OUT/bench-$tag.log" |
     while read -r line; do
@@ -202,6 +210,7 @@ round() {
     for e in "${pids[@]}"; do
       echo "  ${e%%:*} $(awk -v a="${cpu0[$e]}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')"
     done
+    echo "  the machine (all of it, PostgreSQL and the bench included) $(awk -v a="$busy0" -v b="$(busy_s)" 'BEGIN { printf "%.1f", b - a }') of $(($(nproc) * (SECONDS - started))) s"
   } >"$OUT/cpu-$tag.txt"
   stop_all
 }
