@@ -26,8 +26,16 @@ type PollsResult struct {
 	Router304Rate float64 `json:"router_304_per_s"`
 	ChangesRatio  float64 `json:"changes_ratio"`
 	Router304Rat  float64 `json:"router_304_ratio"`
-	Errors        int     `json:"errors"`
-	WallS         float64 `json:"wall_s"`
+	// The server process's CPU time per request of each phase, in
+	// microseconds (process_cpu_seconds_total of its /metrics, which
+	// counts in hundredths of a second: use an --n of thousands); absent
+	// for an embedded server, whose process is the bench's too. A fleet
+	// polling P times a second takes P x this of one core's second.
+	HealthzCPU   *float64 `json:"healthz_server_cpu_us,omitempty"`
+	ChangesCPU   *float64 `json:"changes_server_cpu_us,omitempty"`
+	Router304CPU *float64 `json:"router_304_server_cpu_us,omitempty"`
+	Errors       int      `json:"errors"`
+	WallS        float64  `json:"wall_s"`
 }
 
 // pollAgent is an agent of the scenario: its credential and the ETag of
@@ -65,7 +73,10 @@ func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 	}
 	r := PollsResult{Scenario: scenario, N: b.cfg.N, Clients: b.cfg.Clients, Agents: len(agents)}
 	var errs atomic.Int64
-	phase := func(req func(i int) (*http.Request, int)) float64 {
+	// phase sends the requests, and returns their rate and the server's
+	// CPU time per request (nil when not known).
+	phase := func(req func(i int) (*http.Request, int)) (float64, *float64) {
+		cpu0, known := b.serverCPU(ctx)
 		t0 := time.Now()
 		parallel(ctx, b.cfg.N, b.cfg.Clients, func(i int) {
 			q, want := req(i)
@@ -74,18 +85,24 @@ func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 				b.opError(scenario, err)
 			}
 		})
-		return round(float64(b.cfg.N)/time.Since(t0).Seconds(), 1)
+		rate := round(float64(b.cfg.N)/time.Since(t0).Seconds(), 1)
+		cpu1, still := b.serverCPU(ctx)
+		if !known || !still {
+			return rate, nil
+		}
+		perRequest := round((cpu1-cpu0)/float64(b.cfg.N)*1e6, 1)
+		return rate, &perRequest
 	}
 	agentReq := func(a pollAgent, path string) *http.Request {
 		q := b.request(path)
 		q.Header.Set("Authorization", "Bearer "+a.Token)
 		return q
 	}
-	r.HealthzRate = phase(func(int) (*http.Request, int) { return b.request("/healthz"), http.StatusOK })
-	r.ChangesRate = phase(func(i int) (*http.Request, int) {
+	r.HealthzRate, r.HealthzCPU = phase(func(int) (*http.Request, int) { return b.request("/healthz"), http.StatusOK })
+	r.ChangesRate, r.ChangesCPU = phase(func(i int) (*http.Request, int) {
 		return agentReq(agents[i%len(agents)], "/api/v3/agent/config/changes"), http.StatusOK
 	})
-	r.Router304Rate = phase(func(i int) (*http.Request, int) {
+	r.Router304Rate, r.Router304CPU = phase(func(i int) (*http.Request, int) {
 		a := agents[i%len(agents)]
 		q := agentReq(a, "/api/v3/agent/router")
 		q.Header.Set("If-None-Match", a.etag)
@@ -98,6 +115,15 @@ func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 	r.Errors = int(errs.Load())
 	r.WallS = round(time.Since(start).Seconds(), 3)
 	return r.Errors, enc.Encode(r)
+}
+
+// serverCPU is the server process's CPU seconds so far, from its
+// /metrics; not known for an embedded server, which is this process.
+func (b *bench) serverCPU(ctx context.Context) (float64, bool) {
+	if b.cfg.Embedded {
+		return 0, false
+	}
+	return b.serverMetric(ctx, "process_cpu_seconds_total")
 }
 
 // request is a GET of path on the server, without credentials.

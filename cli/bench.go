@@ -43,7 +43,10 @@ Scenarios (--scenario, default all):
                       If-None-Match (304). One line: {"scenario", "n",
                       "clients", "agents", "healthz_per_s", "changes_per_s",
                       "router_304_per_s", "changes_ratio", "router_304_ratio"
-                      (a poll's rate over /healthz's), "errors", "wall_s"}.
+                      (a poll's rate over /healthz's), "healthz_server_cpu_us",
+                      "changes_server_cpu_us", "router_304_server_cpu_us" (the
+                      server process's CPU per request, from its /metrics;
+                      absent for an embedded server), "errors", "wall_s"}.
 
 Outcomes are seen by one observer per scenario that lists the services (and, for
 fanout and tag-edits, reads the agents' routers) every --poll: the load bench adds

@@ -223,9 +223,9 @@ if [ "$SCENARIO" = polls ]; then
   echo
   echo "svcbridge bench --scenario polls --n $N against one api, production topology ($(nproc) cores; $OUT):"
   echo
-  echo "| setup | /healthz | changes | router 304 | changes / /healthz | 304 / /healthz | errors | load average |"
-  echo "|---|---|---|---|---|---|---|---|"
-  cat "$OUT"/polls-*.jsonl | jq -r '"| \(.setup) | \(.healthz_per_s) /s | \(.changes_per_s) /s | \(.router_304_per_s) /s | \(.changes_ratio) | \(.router_304_ratio) | \(.errors) | \(.load) |"'
+  echo "| setup | /healthz | changes | router 304 | changes / /healthz | 304 / /healthz | api CPU per request: /healthz, changes, 304 | errors | load average |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  cat "$OUT"/polls-*.jsonl | jq -r '"| \(.setup) | \(.healthz_per_s) /s | \(.changes_per_s) /s | \(.router_304_per_s) /s | \(.changes_ratio) | \(.router_304_ratio) | \(.healthz_server_cpu_us), \(.changes_server_cpu_us), \(.router_304_server_cpu_us) µs | \(.errors) | \(.load) |"'
   exit 0
 fi
 
