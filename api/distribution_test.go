@@ -19,9 +19,13 @@ func writeListeners(t *testing.T, st *store.Store, agentUUID string, services []
 	t.Helper()
 	ctx := context.Background()
 	err := st.InTx(ctx, func(tx *store.Tx) error {
-		router, err := tx.LockRouter(ctx, agentUUID)
+		routers, err := tx.LockRouters(ctx, []string{agentUUID})
 		if err != nil {
 			return err
+		}
+		router, ok := routers[agentUUID]
+		if !ok {
+			return store.ErrNotFound
 		}
 		if err := tx.WriteRouter(ctx, agentUUID, store.RouterWrite{Base: router.Base}); err != nil {
 			return err

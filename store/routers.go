@@ -33,16 +33,11 @@ type Router struct {
 	Tags       []string
 }
 
-// LockRouter reads an agent's router and holds the whole router's lock
-// (its row's) until the transaction ends: a pass over everything the
-// router holds runs alone. ErrNotFound when the agent has no router.
-func (t *Tx) LockRouter(ctx context.Context, agentUUID string) (Router, error) {
-	return t.router(ctx, agentUUID, t.forUpdate("c"))
-}
-
-// LockRouters is LockRouter for many agents in a few statements, taking
-// their locks in uuid order, so that batches never wait on each other in
-// a cycle; an agent with no router is not in the map.
+// LockRouters reads agents' routers and holds each whole router's lock
+// (its row's) until the transaction ends, so that a pass over everything
+// a router holds runs alone. It reads them in a few statements and takes
+// the locks in uuid order, so that batches never wait on each other in a
+// cycle; an agent with no router is not in the map.
 func (t *Tx) LockRouters(ctx context.Context, agentUUIDs []string) (map[string]Router, error) {
 	return t.routers(ctx, agentUUIDs, t.forUpdate("c"))
 }
@@ -52,7 +47,7 @@ func (t *Tx) LockRouters(ctx context.Context, agentUUIDs []string) (map[string]R
 // and the lock of that service on it: passes of different services on one
 // router (a hub during a burst of creates) run at once and queue only for
 // the version bump at their end (WriteRouter), while a whole-router pass
-// (LockRouter) and passes of the same service wait for each other. On
+// (LockRouters) and passes of the same service wait for each other. On
 // SQLite, whose writers run one at a time, it is a plain read.
 func (t *Tx) ShareRouter(ctx context.Context, agentUUID, service string) (Router, error) {
 	if t.dialect != Postgres {
