@@ -52,19 +52,26 @@ ensure_prometheus() {
 }
 
 ensure_postgres
-ensure_chromium
-ensure_prometheus
-
-# A real kube-apiserver and etcd for the Kubernetes tests (built once per
-# machine from the Go module proxy, cached outside the repo).
-echo "== kube-apiserver and etcd for envtest"
-KUBEBUILDER_ASSETS=$(scripts/kube-bins.sh | tail -n 1)
-export KUBEBUILDER_ASSETS
+# On a fresh machine apt (network and dpkg) runs beside the Go builds
+# below, which are CPU's; a failure of either fails the run at its wait.
+(
+  ensure_chromium
+  ensure_prometheus
+) &
+apt_pid=$!
 
 # The Temporal server and temporal-sql-tool of docker-compose.yml's release
-# for systemtest's production rehearsal (built once, cached the same way).
-echo "== Temporal binaries for the Compose rehearsal"
-scripts/temporal-bins.sh >/dev/null
+# for systemtest's production rehearsal, and a real kube-apiserver and etcd
+# for the Kubernetes tests: built once per machine from the Go module proxy,
+# cached outside the repo. The two builds overlap each other's downloads
+# and links.
+echo "== Temporal binaries for the Compose rehearsal, kube-apiserver and etcd for envtest"
+scripts/temporal-bins.sh >/dev/null &
+temporal_pid=$!
+KUBEBUILDER_ASSETS=$(scripts/kube-bins.sh | tail -n 1)
+export KUBEBUILDER_ASSETS
+wait "$temporal_pid"
+wait "$apt_pid"
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
