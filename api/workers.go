@@ -8,8 +8,14 @@ import (
 
 // pollersTTL is how long the API trusts one answer about the task queue's
 // pollers, so a list or a /readyz storm costs Temporal one call at most
-// this often.
-const pollersTTL = 5 * time.Second
+// this often. noPollersTTL is how long it trusts "none": that is the
+// answer an operator acts on, and a worker that starts ends it at once
+// (the API is up, and asked, before its worker polls), so it is asked
+// again soon.
+const (
+	pollersTTL   = 5 * time.Second
+	noPollersTTL = 250 * time.Millisecond
+)
 
 // pollerCache remembers the last answer of Options.Pollers.
 type pollerCache struct {
@@ -25,7 +31,7 @@ type pollerCache struct {
 func (c *pollerCache) get(ctx context.Context, ask func(context.Context) (int, error)) (int, error) {
 	c.mu.Lock()
 	for {
-		if !c.at.IsZero() && time.Since(c.at) < pollersTTL {
+		if !c.at.IsZero() && time.Since(c.at) < c.ttl() {
 			n, err := c.n, c.err
 			c.mu.Unlock()
 			return n, err
@@ -55,6 +61,14 @@ func (c *pollerCache) get(ctx context.Context, ask func(context.Context) (int, e
 	c.mu.Unlock()
 	close(busy)
 	return n, err
+}
+
+// ttl is how long the cached answer is trusted.
+func (c *pollerCache) ttl() time.Duration {
+	if c.err == nil && c.n == 0 {
+		return noPollersTTL
+	}
+	return pollersTTL
 }
 
 // workerCheck is what the API says about the workers: check for /readyz

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestWorkerCheck(t *testing.T) {
@@ -65,5 +66,40 @@ func TestPollerCacheStorm(t *testing.T) {
 		if n != 2 {
 			t.Fatalf("request %d got %d pollers, want 2", i, n)
 		}
+	}
+}
+
+// A worker that starts after the API answered "none" is seen within
+// noPollersTTL, not pollersTTL: status and /readyz do not say no worker
+// polls while one does. A worker seen is trusted for pollersTTL.
+func TestPollerCacheAsksAgainSoonAfterNone(t *testing.T) {
+	var c pollerCache
+	pollers := 0
+	var calls int
+	ask := func(context.Context) (int, error) {
+		calls++
+		return pollers, nil
+	}
+	ctx := context.Background()
+	if n, _ := c.get(ctx, ask); n != 0 {
+		t.Fatalf("%d pollers, want 0", n)
+	}
+	pollers = 1 // the worker starts
+	c.at = time.Now()
+	if n, _ := c.get(ctx, ask); n != 0 || calls != 1 {
+		t.Fatalf("within noPollersTTL: %d pollers after %d calls, want the cached 0 after 1", n, calls)
+	}
+	c.at = time.Now().Add(-noPollersTTL)
+	if n, _ := c.get(ctx, ask); n != 1 || calls != 2 {
+		t.Fatalf("after noPollersTTL: %d pollers after %d calls, want 1 after 2", n, calls)
+	}
+	pollers = 0 // the worker stops
+	c.at = time.Now().Add(-noPollersTTL)
+	if n, _ := c.get(ctx, ask); n != 1 || calls != 2 {
+		t.Fatalf("%d pollers after %d calls, want the cached 1 after 2: a worker seen is trusted for pollersTTL", n, calls)
+	}
+	c.at = time.Now().Add(-pollersTTL)
+	if n, _ := c.get(ctx, ask); n != 0 || calls != 3 {
+		t.Fatalf("after pollersTTL: %d pollers after %d calls, want 0 after 3", n, calls)
 	}
 }
