@@ -422,6 +422,11 @@ func (a *Activities) FinishService(ctx context.Context, f pass.Finish) (string, 
 		if err != nil || !recorded {
 			return err
 		}
+		if f.Fanout {
+			if err := tx.SetFanoutPending(ctx, f.Service, f.Generation); err != nil {
+				return err
+			}
+		}
 		return tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
 	})
 	if err != nil || !recorded {
@@ -487,7 +492,10 @@ func (a *Activities) queueFanout(ctx context.Context, name, after string, queued
 		}
 		fanout = fanout[i:]
 	}
-	return a.queueAgents(ctx, fanout, func(n int) { queued(fanout[n-1]) })
+	if err := a.queueAgents(ctx, fanout, func(n int) { queued(fanout[n-1]) }); err != nil {
+		return err
+	}
+	return a.Store.InTx(ctx, func(tx *store.Tx) error { return tx.FanoutQueued(ctx, name) })
 }
 
 // QueueAgents queues the agents a plan listed (Plan.Fanout), for runs of

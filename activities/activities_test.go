@@ -99,6 +99,30 @@ func (f *fixture) finish(in pass.Finish) string {
 	return msg
 }
 
+// drift runs the drift check over every router and returns how many
+// agent router repairs it counted.
+func (f *fixture) drift() float64 {
+	f.t.Helper()
+	repairs := metrics.Repairs.WithLabelValues("agent")
+	before := testutil.ToFloat64(repairs)
+	if _, err := f.env.ExecuteActivity(f.acts.DriftCheck, ""); err != nil {
+		f.t.Fatal(err)
+	}
+	return testutil.ToFloat64(repairs) - before
+}
+
+// holds counts the objects of web on an agent's router.
+func (f *fixture) holds(agent string) int {
+	f.t.Helper()
+	var n int
+	f.tx(func(ctx context.Context, tx *store.Tx) error {
+		objs, err := tx.RouterObjects(ctx, agent, "web")
+		n = len(objs)
+		return err
+	})
+	return n
+}
+
 func (f *fixture) status() service.Service {
 	f.t.Helper()
 	var svc service.Service
@@ -464,33 +488,15 @@ func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixture(t, dialect)
-			repairs := func() float64 { return testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent")) }
-			drift := func() {
-				t.Helper()
-				if _, err := f.env.ExecuteActivity(f.acts.DriftCheck, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
-			held := func() int {
-				var n int
-				f.tx(func(ctx context.Context, tx *store.Tx) error {
-					objs, err := tx.RouterObjects(ctx, f.hub.UUID, "web")
-					n = len(objs)
-					return err
-				})
-				return n
-			}
 
 			// web is pending: planned (the API stores the placement), its
 			// routers not written yet.
 			p := f.plan()
-			before := repairs()
-			drift()
-			if n := held(); n != 2 {
-				t.Fatalf("after the drift check the hub holds %d objects of web, want its listener and connector", n)
-			}
-			if got := repairs() - before; got != 0 {
+			if got := f.drift(); got != 0 {
 				t.Errorf("the drift check counted %v repairs for a service being created", got)
+			}
+			if n := f.holds(f.hub.UUID); n != 2 {
+				t.Fatalf("after the drift check the hub holds %d objects of web, want its listener and connector", n)
 			}
 
 			// web's pass finishes; someone adds a listener in svcbridge's name.
@@ -504,22 +510,59 @@ func TestDriftCheckCountsOnlyRepairs(t *testing.T) {
 			f.tx(func(ctx context.Context, tx *store.Tx) error {
 				return tx.WriteRouter(ctx, f.hub.UUID, store.RouterWrite{Base: []byte(`{"bridges":{"tcpConnectors":{},"tcpListeners":{"stray-listener":{"name":"stray-listener"}}}}`)})
 			})
-			before = repairs()
-			drift()
-			if got := repairs() - before; got != 1 {
+			if got := f.drift(); got != 1 {
 				t.Errorf("the drift check counted %v repairs of a hand-edited hub, want 1", got)
 			}
 
 			// web is deleted; the drift check removes its objects before
 			// web's last pass does.
 			f.tx(func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, "web", false) })
-			before = repairs()
-			drift()
-			if n := held(); n != 0 {
+			if got := f.drift(); got != 0 {
+				t.Errorf("the drift check counted %v repairs for a service being deleted", got)
+			}
+			if n := f.holds(f.hub.UUID); n != 0 {
 				t.Errorf("after the drift check the hub holds %d objects of the deleted web", n)
 			}
-			if got := repairs() - before; got != 0 {
-				t.Errorf("the drift check counted %v repairs for a service being deleted", got)
+		})
+	}
+}
+
+// A pass records its outcome before it queues its fan-out: until it has,
+// the drift check writing the service's objects on an agent of the
+// fan-out does the pass's work, and is no repair. Once queued, a hand
+// edit of that agent is one.
+func TestDriftCheckBeforeTheFanoutIsQueued(t *testing.T) {
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			f.acts.Signaler = &recordingSignaler{}
+
+			p := f.plan()
+			if p.FanoutCount != 1 {
+				t.Fatalf("web's pass reaches %d agents beyond its sites, want the edge", p.FanoutCount)
+			}
+			if _, err := f.env.ExecuteActivity(f.acts.ReconcileAgents, "web", p.Sites); err != nil {
+				t.Fatal(err)
+			}
+			f.finish(pass.Finish{Service: "web", Generation: p.Generation, Fanout: true})
+			if s := f.status(); s.ProvisioningStatus != service.StatusReady {
+				t.Fatalf("web is %s", s.ProvisioningStatus)
+			}
+			if got := f.drift(); got != 0 {
+				t.Errorf("the drift check counted %v repairs before web's fan-out was queued", got)
+			}
+			if n := f.holds(f.edge.UUID); n != 1 {
+				t.Fatalf("after the drift check the edge holds %d objects of web, want its listener", n)
+			}
+
+			if _, err := f.env.ExecuteActivity(f.acts.QueueFanout, "web"); err != nil {
+				t.Fatal(err)
+			}
+			f.tx(func(ctx context.Context, tx *store.Tx) error {
+				return tx.WriteRouter(ctx, f.edge.UUID, store.RouterWrite{Drop: []routerconfig.Held{{Kind: routerconfig.KindListener, Service: "web"}}})
+			})
+			if got := f.drift(); got != 1 {
+				t.Errorf("the drift check counted %v repairs of a hand-edited edge after the fan-out was queued, want 1", got)
 			}
 		})
 	}

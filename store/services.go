@@ -486,9 +486,24 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen, request int
 }
 
 // pendingNames selects services whose latest generation or reconcile
-// request no reconcile has finished.
+// request no reconcile has finished, or whose last pass recorded its
+// outcome but has yet to queue its fan-out.
 const pendingNames = `SELECT name FROM services
-	WHERE (generation <> observed_generation OR reconcile_request <> observed_reconcile_request)`
+	WHERE (generation <> observed_generation OR reconcile_request <> observed_reconcile_request OR fanout_pending)`
+
+// SetFanoutPending records, with a pass's outcome of generation gen, that
+// the pass has yet to queue its fan-out (FanoutQueued ends it): until
+// then the service's reconcile is under way.
+func (t *Tx) SetFanoutPending(ctx context.Context, name string, gen int64) error {
+	_, err := t.exec(ctx, `UPDATE services SET fanout_pending = TRUE WHERE name = ? AND generation = ?`, name, gen)
+	return err
+}
+
+// FanoutQueued records that a pass of the service queued its fan-out.
+func (t *Tx) FanoutQueued(ctx context.Context, name string) error {
+	_, err := t.exec(ctx, `UPDATE services SET fanout_pending = FALSE WHERE name = ? AND fanout_pending`, name)
+	return err
+}
 
 // deletingNames selects deleted services (without a row) that still have
 // router entries or Kubernetes objects: those a reconcile has not removed
@@ -510,8 +525,8 @@ func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]stri
 }
 
 // UnsettledAmong names those of names that a reconcile has yet to finish:
-// a generation or request no reconcile finished, or deleted with objects
-// left.
+// a generation or request no reconcile finished, a fan-out not queued
+// yet, or deleted with objects left.
 func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
 	var out []string
 	for chunk := range slices.Chunk(names, 500) {

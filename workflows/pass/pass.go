@@ -110,6 +110,9 @@ type Finish struct {
 	// to ready counts from; zero when it answers none (or in passes begun
 	// by a release before it was recorded).
 	Since time.Time
+	// Fanout: the pass queues its fan-out after it records the outcome, so
+	// the service stays under way until it has (store.SetFanoutPending).
+	Fanout bool
 }
 
 // Outcome is what a reconcile pass found.
@@ -134,12 +137,15 @@ func Run(s Steps, name string) (Outcome, error) {
 	}
 	out := Outcome{Planned: true, Exists: plan.Exists}
 	finish := Finish{Service: name, Generation: plan.Generation, ReconcileRequest: plan.ReconcileRequest,
-		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid, Since: plan.RequestedAt}
-	// fail records the first failure of this pass on the service.
+		ConnectorSite: plan.ConnectorSite, HubSite: plan.HubSite, Endpoint: plan.Endpoint, Error: plan.Invalid, Since: plan.RequestedAt,
+		Fanout: plan.FanoutCount > 0 && plan.Fanout == nil}
+	// fail records the first failure of this pass on the service; the
+	// pass ends there, with no fan-out queued.
 	fail := func(typ, step string, err error) (Outcome, error) {
 		if finish.Error == "" {
 			finish.Error = step + ": " + Reason(err)
 		}
+		finish.Fanout = false
 		msg := finish.Error
 		if plan.Exists {
 			if _, ferr := s.Finish(finish); ferr != nil {

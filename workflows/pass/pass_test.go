@@ -66,6 +66,7 @@ func TestRun(t *testing.T) {
 		errType  string
 		errMsg   string
 		recorded string // the last Finish's Error
+		fanout   bool   // the last Finish's Fanout: a queue step follows it
 	}{
 		{name: "ready", steps: fakeSteps{plan: exists},
 			took: []string{"plan", "agents", "finish"}, out: Outcome{Planned: true, Exists: true}},
@@ -74,7 +75,7 @@ func TestRun(t *testing.T) {
 		{name: "Kubernetes branch", steps: fakeSteps{plan: kubernetes, endpoint: &lb},
 			took: []string{"plan", "agents", "kube", "finish"}, out: Outcome{Planned: true, Exists: true}},
 		{name: "fanout", steps: fakeSteps{plan: fanout},
-			took: []string{"plan", "agents", "finish", "queue"}, out: Outcome{Planned: true, Exists: true}},
+			took: []string{"plan", "agents", "finish", "queue"}, out: Outcome{Planned: true, Exists: true}, fanout: true},
 		{name: "fanout a plan of an older release listed", steps: fakeSteps{plan: recorded},
 			took: []string{"plan", "agents", "finish", "queue recorded"}, out: Outcome{Planned: true, Exists: true}},
 		{name: "plan fails", steps: fakeSteps{fail: map[string]error{"plan": down}},
@@ -92,16 +93,16 @@ func TestRun(t *testing.T) {
 			recorded: "write router config: database is down"},
 		{name: "status write fails", steps: fakeSteps{plan: fanout, fail: map[string]error{"finish": down}},
 			took: []string{"plan", "agents", "finish"}, out: Outcome{Planned: true, Exists: true},
-			errType: TypeStatusWriteFailed, errMsg: "record status: database is down"},
+			errType: TypeStatusWriteFailed, errMsg: "record status: database is down", fanout: true},
 		{name: "objects missing", steps: fakeSteps{plan: exists, missing: "no listener on hub"},
 			took: []string{"plan", "agents", "finish"}, out: Outcome{Planned: true, Exists: true},
 			errType: TypeObjectsNotInPlace, errMsg: "no listener on hub"},
 		{name: "invalid placement: no Kubernetes, recorded, queued", steps: fakeSteps{plan: invalid},
 			took: []string{"plan", "agents", "finish", "queue"}, out: Outcome{Planned: true, Exists: true},
-			errType: TypeInvalidPlacement, errMsg: invalid.Invalid, recorded: invalid.Invalid},
+			errType: TypeInvalidPlacement, errMsg: invalid.Invalid, recorded: invalid.Invalid, fanout: true},
 		{name: "queue fails", steps: fakeSteps{plan: fanout, fail: map[string]error{"queue": down}},
 			took: []string{"plan", "agents", "finish", "queue"}, out: Outcome{Planned: true, Exists: true},
-			errType: TypeFanoutFailed, errMsg: "queue agents: database is down"},
+			errType: TypeFanoutFailed, errMsg: "queue agents: database is down", fanout: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Run(&tc.steps, "checkout")
@@ -120,6 +121,9 @@ func TestRun(t *testing.T) {
 			}
 			if n := len(tc.steps.finished); n > 0 && tc.steps.finished[n-1].Error != tc.recorded {
 				t.Errorf("recorded %q, want %q", tc.steps.finished[n-1].Error, tc.recorded)
+			}
+			if n := len(tc.steps.finished); n > 0 && tc.steps.finished[n-1].Fanout != tc.fanout {
+				t.Errorf("recorded with Fanout %v, want %v", tc.steps.finished[n-1].Fanout, tc.fanout)
 			}
 		})
 	}
