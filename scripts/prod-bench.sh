@@ -18,6 +18,7 @@
 #        ROUNDS="1 2"     # one round per count: that many apis and workers
 #        SCENARIO=polls   # instead: the fleet's unchanged polls against the
 #                         # first api alone (bench --scenario polls --n $N)
+#        NUM_HISTORY_SHARDS=16 # the Temporal server's (the image's default: 4)
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 #        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
 #                         # reach the Temporal server (its image's settings):
@@ -128,6 +129,7 @@ round() {
   start "temporal-$tag" env DB=postgres12_pgx DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
     BIND_ON_IP=127.0.0.1 DBNAME="${DB}_temporal" VISIBILITY_DBNAME="${DB}_temporal_visibility" \
     SQL_MAX_CONNS=10 SQL_MAX_IDLE_CONNS=10 SQL_VIS_MAX_CONNS=5 SQL_VIS_MAX_IDLE_CONNS=5 \
+    NUM_HISTORY_SHARDS="${NUM_HISTORY_SHARDS:-4}" \
     DYNAMIC_CONFIG_FILE_PATH="$PWD/deploy/compose/temporal-dynamicconfig.yaml" \
     FRONTEND_GRPC_PORT=$p FRONTEND_HTTP_PORT=$((p + 1)) FRONTEND_MEMBERSHIP_PORT=$((p + 2)) \
     HISTORY_GRPC_PORT=$((p + 3)) HISTORY_MEMBERSHIP_PORT=$((p + 4)) MATCHING_GRPC_PORT=$((p + 5)) \
