@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -51,29 +52,36 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// handedOut are the ports freePort returned: the kernel may offer a
-// closed port again at once, and two settings of one process must differ.
+// handedOut are the ports freePort returned, so two settings of one
+// process differ.
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
 }{ports: map[int]bool{}}
 
+// freePort is a free port between 20000 and 32000: below the kernel's
+// ephemeral ports (32768 up), which any outgoing connection may take in
+// the moment between a test's choosing a port and its process binding it
+// (a dev once failed to start on "address already in use"), and below
+// 32768, since Temporal keeps its services' ports in a smallint column
+// (cluster_membership).
 func freePort(t *testing.T) int {
 	t.Helper()
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for range 1000 {
+		p := 20000 + rand.IntN(12000)
+		if handedOut.ports[p] {
+			continue
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			ln.Close()
+			handedOut.ports[p] = true
+			return p
 		}
 	}
+	t.Fatal("no free port between 20000 and 32000")
+	return 0
 }
 
 // proc is a running svcbridge process.

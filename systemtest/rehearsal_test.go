@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -470,7 +469,7 @@ func TestComposeRehearsal(t *testing.T) {
 	for _, k := range []string{"FRONTEND_GRPC_PORT", "FRONTEND_HTTP_PORT", "FRONTEND_MEMBERSHIP_PORT",
 		"HISTORY_GRPC_PORT", "HISTORY_MEMBERSHIP_PORT", "MATCHING_GRPC_PORT", "MATCHING_MEMBERSHIP_PORT",
 		"WORKER_GRPC_PORT", "WORKER_MEMBERSHIP_PORT"} {
-		ports[k] = freeSmallPort(t)
+		ports[k] = freePort(t)
 	}
 	h.temporal = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports["FRONTEND_GRPC_PORT"]))
 	server := exec.Command(filepath.Join(bins, "temporal-server"), "start") // the image's entrypoint
@@ -660,20 +659,4 @@ func TestComposeRehearsal(t *testing.T) {
 	if got, limit := peaks[h.databases["svcbridge"]], len(apis)*draw("svcbridge-api")+len(workers)*draw("svcbridge-worker"); got > limit {
 		t.Errorf("svcbridge's processes held %d connections, more than the %d of their pools", got, limit)
 	}
-}
-
-// freeSmallPort is a free port below 32768: Temporal keeps its services'
-// ports in a smallint column (cluster_membership), and the kernel's
-// ephemeral ports, freePort's, are above.
-func freeSmallPort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(12000)
-		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port between 20000 and 32000")
-	return 0
 }
