@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"svcbridge/porttest"
 )
 
 // The CLI (issue 9) end to end: the real svcbridge binary against an
@@ -652,7 +654,7 @@ spec:
 	})
 
 	t.Run("unreachable server exits 5", func(t *testing.T) {
-		down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		down := fmt.Sprintf("http://127.0.0.1:%d", porttest.Free(t))
 		for _, args := range [][]string{{"status"}, {"get", "services"}, {"apply", "-f", fleet}, {"delete", "service", "checkout"}, {"reconcile", "checkout", "--wait"}} {
 			r := runCLI(t, down, args...)
 			if r.code != 5 || !strings.Contains(r.stderr, "cannot reach the svcbridge server at "+down) {
@@ -671,7 +673,7 @@ spec:
 		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Client == "" || v.Server == "" {
 			t.Errorf("version -o json: %v\n%s", err, r)
 		}
-		down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		down := fmt.Sprintf("http://127.0.0.1:%d", porttest.Free(t))
 		if r = cliMust(t, down, 5, "version"); r.stdout != "Client: "+v.Client+"\n" {
 			t.Errorf("version without a server:\n%s", r)
 		}

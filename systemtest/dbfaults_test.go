@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/porttest"
 	"svcbridge/store/storetest"
 )
 
@@ -71,9 +72,9 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 // services are being reconciled.
 func TestDevDatabaseDownAnswers503(t *testing.T) {
 	dbURL := storetest.NewPostgresDB(t)
-	apiPort := freePort(t)
+	apiPort := porttest.Free(t)
 	dev := start(t, []string{"DATABASE_URL=" + dbURL, "AUTH_TOKENS_FILE=" + tokensFile(t)}, "dev", "--data-dir", t.TempDir(),
-		"--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+		"--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
 	s := &system{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
 	waitHTTP(t, s.url+"/readyz", dev)
 	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +20,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/cli"
+	"svcbridge/porttest"
 	"svcbridge/store/storetest"
 )
 
@@ -50,38 +49,6 @@ func binary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
-}
-
-// handedOut are the ports freePort returned, so two settings of one
-// process differ.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// freePort is a free port between 20000 and 32000: below the kernel's
-// ephemeral ports (32768 up), which any outgoing connection may take in
-// the moment between a test's choosing a port and its process binding it
-// (a dev once failed to start on "address already in use"), and below
-// 32768, since Temporal keeps its services' ports in a smallint column
-// (cluster_membership).
-func freePort(t *testing.T) int {
-	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 1000 {
-		p := 20000 + rand.IntN(12000)
-		if handedOut.ports[p] {
-			continue
-		}
-		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			ln.Close()
-			handedOut.ports[p] = true
-			return p
-		}
-	}
-	t.Fatal("no free port between 20000 and 32000")
-	return 0
 }
 
 // proc is a running svcbridge process.
@@ -152,7 +119,7 @@ func waitHTTP(t *testing.T, url string, p *proc) {
 // answers, Ctrl-C stops it cleanly, and a restart finds the data.
 func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	dataDir := t.TempDir()
-	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
+	apiPort, temporalPort, uiPort := porttest.Free(t), porttest.Free(t), porttest.Free(t)
 	args := []string{"dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--temporal-port", fmt.Sprint(temporalPort), "--ui-port", fmt.Sprint(uiPort)}
 	cfgHome := t.TempDir()
@@ -169,8 +136,8 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 
 	// A second dev on the same data directory (other ports) exits at once,
 	// naming the directory and the running one; the first keeps serving.
-	second := start(t, env, "dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+	second := start(t, env, "dev", "--data-dir", dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", porttest.Free(t)),
+		"--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
 	select {
 	case err := <-second.done:
 		want := fmt.Sprintf("data directory %s is in use by another svcbridge dev (pid %d)", dataDir, dev.cmd.Process.Pid)

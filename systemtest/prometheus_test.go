@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/metrics/promtest"
+	"svcbridge/porttest"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 	"svcbridge/workflows/temporalclient"
@@ -64,7 +65,7 @@ func startPrometheus(t *testing.T, targets ...string) *promtest.Server {
 func TestPrometheusScrapesDev(t *testing.T) {
 	binary(t) // built before the clock starts
 	dataDir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 	began := time.Now()
 	prom := startPrometheus(t, addr)
 
@@ -73,7 +74,7 @@ func TestPrometheusScrapesDev(t *testing.T) {
 	prom.WaitAlert(t, "SvcbridgeWorkerNotPolling", v1.AlertStateFiring, nil, time.Minute)
 	env := append([]string{"DATABASE_URL=", "AUTH_TOKENS_FILE=" + tokensFile(t)}, promEnv...)
 	dev := start(t, env, "dev", "--data-dir", dataDir, "--listen", addr,
-		"--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+		"--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
 	s := &system{t: t, url: "http://" + addr}
 	waitHTTP(t, s.url+"/readyz", dev)
 	t.Logf("dev ready %v after the start", time.Since(began).Round(100*time.Millisecond))
@@ -100,7 +101,7 @@ func TestPrometheusScrapesAPIAndWorker(t *testing.T) {
 	if err := temporalclient.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)
 	}
-	apiAddr, workerAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	apiAddr, workerAddr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t)), fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 	env := append([]string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(),
 		"TEMPORAL_NAMESPACE=" + ts.GetDefaultNamespace(), "TASK_QUEUE=" + taskQueue, "AUTH_TOKENS_FILE=" + tokensFile(t)}, promEnv...)
 	began := time.Now()

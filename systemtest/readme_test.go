@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"svcbridge/porttest"
 )
 
 // The README's walkthrough and API examples, run as a reader would: each
@@ -89,9 +91,9 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg, "DATABASE_URL=", "AUTH_TOKENS_FILE="}
-	apiPort := freePort(t)
+	apiPort := porttest.Free(t)
 	dev := start(t, env, "dev", "--data-dir", filepath.Join(work, ".svcbridge"), "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
-		"--temporal-port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+		"--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
 	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", apiPort), dev)
 
 	examples := walkthrough

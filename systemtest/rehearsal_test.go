@@ -35,6 +35,7 @@ import (
 	"go.temporal.io/server/common/primitives/timestamp"
 
 	"svcbridge/deploy/compose"
+	"svcbridge/porttest"
 	"svcbridge/store/storetest"
 	"svcbridge/workflows"
 )
@@ -469,7 +470,7 @@ func TestComposeRehearsal(t *testing.T) {
 	for _, k := range []string{"FRONTEND_GRPC_PORT", "FRONTEND_HTTP_PORT", "FRONTEND_MEMBERSHIP_PORT",
 		"HISTORY_GRPC_PORT", "HISTORY_MEMBERSHIP_PORT", "MATCHING_GRPC_PORT", "MATCHING_MEMBERSHIP_PORT",
 		"WORKER_GRPC_PORT", "WORKER_MEMBERSHIP_PORT"} {
-		ports[k] = freePort(t)
+		ports[k] = porttest.Free(t)
 	}
 	h.temporal = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports["FRONTEND_GRPC_PORT"]))
 	server := exec.Command(filepath.Join(bins, "temporal-server"), "start") // the image's entrypoint
@@ -525,13 +526,13 @@ func TestComposeRehearsal(t *testing.T) {
 	apiSvc, workerSvc := file.Services["svcbridge-api"], file.Services["svcbridge-worker"]
 	var apis []rehearsalAPI
 	for range rehearsalAPIs {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 		p := start(t, h.svcbridgeEnv(t, apiSvc, map[string]string{"LISTEN": addr}), apiSvc.Command...)
 		waitHTTP(t, "http://"+addr+"/readyz", p)
 		apis = append(apis, rehearsalAPI{"http://" + addr})
 	}
 	startWorker := func() *proc {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 		p := start(t, h.svcbridgeEnv(t, workerSvc, map[string]string{"METRICS_LISTEN": addr}), workerSvc.Command...)
 		waitHTTP(t, "http://"+addr+"/healthz", p)
 		return p

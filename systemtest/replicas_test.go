@@ -20,6 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/porttest"
 	"svcbridge/service"
 	"svcbridge/store/storetest"
 	"svcbridge/workflows/temporalclient"
@@ -123,7 +124,7 @@ func TestTwoAPIsAndTwoWorkers(t *testing.T) {
 	var apis []*system
 	var apiProcs, workerProcs []*proc
 	for range 2 {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 		apiProcs = append(apiProcs, start(t, env, "api", "--listen", addr))
 		apis = append(apis, &system{t: t, url: "http://" + addr})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/porttest"
 	"svcbridge/store/storetest"
 )
 
@@ -70,7 +71,7 @@ func TestStartupErrorsShowNoSecret(t *testing.T) {
 	tokens := "AUTH_TOKENS_FILE=" + tokensFile(t)
 	dataDir := "DATA_DIR=" + t.TempDir()
 	malformed := "DATABASE_URL=postgres://u:" + plantedPassword + "@h:notaport/db"
-	closedPort := freePort(t)
+	closedPort := porttest.Free(t)
 	unreachable := fmt.Sprintf("DATABASE_URL=postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", plantedPassword, closedPort)
 	// A real database (trust authentication ignores the password) and a
 	// Temporal that does not answer: the API key is in play.
@@ -108,7 +109,7 @@ func TestStartupErrorsShowNoSecret(t *testing.T) {
 // the parser fails on it or reads its start as a port.
 func TestDatabasePasswordWithDelimitersIsNotPrinted(t *testing.T) {
 	tokens := "AUTH_TOKENS_FILE=" + tokensFile(t)
-	closedPort := freePort(t)
+	closedPort := porttest.Free(t)
 	for _, sep := range []string{"/", "?", "#"} {
 		for _, pw := range []string{"Zq9x" + sep + "Wv8y", "7719" + sep + "Wv8y"} {
 			env := []string{fmt.Sprintf("DATABASE_URL=postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", pw, closedPort), tokens}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
+
+	"svcbridge/porttest"
 )
 
 // Interval is how often a Server scrapes and evaluates its rules.
@@ -73,7 +74,7 @@ func Start(t testing.TB, rules []byte, targets ...string) *Server {
 			t.Fatal(err)
 		}
 	}
-	addr := freeAddr(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
 	s := &Server{URL: "http://" + addr, started: time.Now(), done: make(chan error, 1), out: &lockedBuffer{}}
@@ -103,16 +104,6 @@ func Start(t testing.TB, rules []byte, targets ...string) *Server {
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	return s
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitFor polls cond until it holds, failing the test after timeout or
