@@ -24,16 +24,20 @@ type Counts struct {
 
 // Counts reads the services by status and the agents behind on their
 // router config in one statement, on the readers' pool: a scrape never
-// queues behind the writers.
+// queues behind the writers. Each table is read once, whatever it holds:
+// a scrape costs one pass over the services and one over the fleet's
+// change flags.
 func (s *Store) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.reads.GetContext(ctx, &c, s.reads.Rebind(`SELECT
-		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS ready,
-		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS pending,
-		(SELECT COUNT(*) FROM services WHERE provisioning_status = ?) AS failed,
+	err := s.reads.GetContext(ctx, &c, s.reads.Rebind(`SELECT s.ready, s.pending, s.failed,
 		(SELECT COUNT(*) FROM (`+deletingNames+`) d) AS deleting,
-		(SELECT COUNT(*) FROM agent_changes WHERE microservice_config) AS agents_unacknowledged,
-		(SELECT COALESCE(MIN(last_updated), 0) FROM agent_changes WHERE microservice_config) AS oldest_unacknowledged`),
+		a.agents_unacknowledged, a.oldest_unacknowledged
+		FROM (SELECT COUNT(CASE WHEN provisioning_status = ? THEN 1 END) AS ready,
+				COUNT(CASE WHEN provisioning_status = ? THEN 1 END) AS pending,
+				COUNT(CASE WHEN provisioning_status = ? THEN 1 END) AS failed
+			FROM services) s,
+			(SELECT COUNT(*) AS agents_unacknowledged, COALESCE(MIN(last_updated), 0) AS oldest_unacknowledged
+			FROM agent_changes WHERE microservice_config) a`),
 		service.StatusReady, service.StatusPending, service.StatusFailed)
 	return c, mapErr(err)
 }
