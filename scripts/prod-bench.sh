@@ -18,6 +18,10 @@
 #        ROUNDS="1 2"     # one round per count: that many apis and workers
 #        SCENARIO=polls   # instead: the fleet's unchanged polls against the
 #                         # first api alone (bench --scenario polls --n $N)
+#        SCENARIO=floor   # instead: Temporal alone, what it allows the
+#                         # fill: N workflows of a service's shape started
+#                         # by 50 clients, no svcbridge (prodbench floor)
+#        FLOOR_STATUS=no  # the floor without ProvisioningStatus upserts
 #        NUM_HISTORY_SHARDS=16 # the Temporal server's (the image's default: 4)
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 #        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
@@ -33,6 +37,7 @@ export GOTOOLCHAIN=local
 N=${N:-10000}
 STEPS=${STEPS:-2}
 ROUNDS=${ROUNDS:-"1 2"}
+[ "${SCENARIO:-}" = floor ] && ROUNDS=1 # no api or worker to count
 SCENARIO=${SCENARIO:-scale}
 PORT_BASE=${PORT_BASE:-27300}
 PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
@@ -94,6 +99,22 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "
 # waiting on I/O), every process's: PostgreSQL's and the bench client's too.
 busy_s() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
 
+# cpu_begin / cpu_end WHAT NOTE: the CPU seconds of the round's processes
+# (the caller's pids, NAME:PID) and of the whole machine, from cpu_begin to
+# cpu_end, printed as a report.
+cpu_begin() {
+  declare -gA cpu0=()
+  for e in "${pids[@]}"; do cpu0[$e]=$(cpu_s "${e#*:}"); done
+  busy0=$(busy_s) started=$SECONDS
+}
+cpu_end() {
+  echo "$1 $((SECONDS - started)) s ($2); CPU seconds meanwhile:"
+  for e in "${pids[@]}"; do
+    echo "  ${e%%:*} $(awk -v a="${cpu0[$e]}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')"
+  done
+  echo "  the machine (all of it, PostgreSQL and the bench included) $(awk -v a="$busy0" -v b="$(busy_s)" 'BEGIN { printf "%.1f", b - a }') of $(($(nproc) * (SECONDS - started))) s"
+}
+
 log "building svcbridge and scripts/prodbench into $OUT"
 go build -o "$OUT/svcbridge" ./cmd/svcbridge
 go build -o "$OUT/prodbench" ./scripts/prodbench
@@ -137,6 +158,20 @@ round() {
     "$BIN/temporal-server" start
   local temporal_pid=$!
   "$OUT/prodbench" namespace "$frontend" svcbridge
+  local pids=("temporal:$temporal_pid")
+
+  if [ "$SCENARIO" = floor ]; then
+    log "round floor: prodbench floor, $N workflows from 50 clients (Temporal alone)"
+    cpu_begin
+    local no_status=()
+    [ "${FLOOR_STATUS:-yes}" = no ] && no_status=(no-status)
+    local line
+    line=$("$OUT/prodbench" floor "$frontend" svcbridge "$N" 50 "${no_status[@]}" 2>"$OUT/floor.log")
+    jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {load: $load}' <<<"$line" >"$OUT/floor.jsonl"
+    cpu_end "round floor: ran" "the ends included; prodbench's own CPU is its line's cpu_s" >"$OUT/cpu-floor.txt"
+    stop_all
+    return
+  fi
 
   # x-svcbridge-env of docker-compose.yml.
   local env=(DATABASE_URL="postgres://$PGUSER@$PGHOST:$PGPORT/$DB?sslmode=disable"
@@ -146,7 +181,7 @@ round() {
     RESYNC_INTERVAL=30s DRIFT_INTERVAL=10m LOG_LEVEL=info LOG_FORMAT=json)
   env "${env[@]}" "$OUT/svcbridge" migrate >"$OUT/migrate-$tag.log" 2>&1
 
-  local api_urls=() worker_urls=() pids=("temporal:$temporal_pid")
+  local api_urls=() worker_urls=()
   for i in $(seq "$apis"); do
     local addr=127.0.0.1:$((p + 10 + i))
     start "api$i-$tag" env "${env[@]}" LISTEN="$addr" AUTH_TOKENS_FILE="$PWD/deploy/compose/tokens.yaml" "$OUT/svcbridge" api
@@ -198,28 +233,31 @@ round() {
   PIDS+=("$sampler")
 
   log "round $tag: svcbridge bench --scenario scale --n $N --steps $STEPS (its log: $OUT/bench-$tag.log)"
-  declare -A cpu0
-  for e in "${pids[@]}"; do cpu0[$e]=$(cpu_s "${e#*:}"); done
-  local busy0
-  busy0=$(busy_s)
-  local started=$SECONDS status=0
+  cpu_begin
+  local status=0
   "$OUT/svcbridge" bench --server "$proxy" --token "$TOKEN" --scenario scale --n "$N" --steps "$STEPS" 2>"$OUT/bench-$tag.log" |
     while read -r line; do
       jq -c --arg setup "$apis api + $workers worker" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {setup: $setup, load: $load}' <<<"$line"
     done >"$OUT/scale-$tag.jsonl" || status=$?
-  {
-    echo "round $tag: bench ran $((SECONDS - started)) s (exit $status, the deletes at its end included); CPU seconds meanwhile:"
-    for e in "${pids[@]}"; do
-      echo "  ${e%%:*} $(awk -v a="${cpu0[$e]}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')"
-    done
-    echo "  the machine (all of it, PostgreSQL and the bench included) $(awk -v a="$busy0" -v b="$(busy_s)" 'BEGIN { printf "%.1f", b - a }') of $(($(nproc) * (SECONDS - started))) s"
-  } >"$OUT/cpu-$tag.txt"
+  cpu_end "round $tag: bench ran" "exit $status, the deletes at its end included" >"$OUT/cpu-$tag.txt"
   stop_all
 }
 
 for r in $ROUNDS; do
   round "$r" "$r"
 done
+
+if [ "$SCENARIO" = floor ]; then
+  echo
+  echo "prodbench floor: $N workflows of a service's shape, Temporal alone ($(nproc) cores; $OUT):"
+  echo
+  echo "| ProvisioningStatus upserts | fill rate | starts answered | start p50 | start p99 | create -> ready p50 | delete rate | errors | prodbench CPU | load average |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  jq -r '"| \(.status_upserts) | \(.fill_rate_per_s) /s | \(.starts_per_s) /s | \(.start_p50_ms) ms | \(.start_p99_ms) ms | \(.create_ready_p50_ms) ms | \(.delete_rate_per_s) /s | \(.start_errors + .signal_errors) | \(.cpu_s) s | \(.load) |"' "$OUT/floor.jsonl"
+  echo
+  cat "$OUT/cpu-floor.txt"
+  exit 0
+fi
 
 if [ "$SCENARIO" = polls ]; then
   echo

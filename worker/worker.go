@@ -28,17 +28,20 @@ const WorkflowCacheSize = 500
 // is one of the embedded Temporal server's own, before svcbridge's.
 func init() { sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize) }
 
+// WorkflowTaskPollers is how many workflow task polls a worker keeps open.
+// Every create starts a workflow whose first task goes to the task queue:
+// with the SDK's default 2 pollers, tasks of a burst found none waiting and
+// went through the server's stored backlog.
+const WorkflowTaskPollers = 8
+
 // New returns a worker on taskQueue with everything registered. onFatal,
 // when not nil, hears of an error that stopped the worker for good.
 func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal func(error)) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
 		// Let running activities finish on shutdown instead of cutting them off.
-		WorkerStopTimeout: 10 * time.Second,
-		OnFatalError:      onFatal,
-		// Every create starts a workflow whose first task goes to the task
-		// queue: with the default 2 pollers, tasks of a burst found none
-		// waiting and went through the server's stored backlog.
-		MaxConcurrentWorkflowTaskPollers: 8,
+		WorkerStopTimeout:                10 * time.Second,
+		OnFatalError:                     onFatal,
+		MaxConcurrentWorkflowTaskPollers: WorkflowTaskPollers,
 	})
 	workflows.Register(w)
 	w.RegisterActivity(acts)

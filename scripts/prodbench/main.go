@@ -12,6 +12,11 @@
 //	    comma-separated METRICS_FROM URLs (the workers'), so bench reads
 //	    one api's CPU and RSS, the store's gauges, and every worker's
 //	    workflow task times.
+//	prodbench floor FRONTEND NAMESPACE N CLIENTS [no-status]
+//	    what Temporal alone allows the scale bench's fill: N workflows of
+//	    a service's shape, started by CLIENTS clients with a worker in this
+//	    process, then signalled to end (see floor); one JSON line.
+//	    no-status: without the passes' ProvisioningStatus upserts.
 package main
 
 import (
@@ -25,6 +30,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,8 +54,15 @@ func main() {
 		err = namespace(args[1], args[2])
 	case len(args) >= 4 && args[0] == "proxy":
 		err = proxy(args[1], args[2], args[3:])
+	case (len(args) == 5 || len(args) == 6 && args[5] == "no-status") && args[0] == "floor":
+		var n, clients int
+		if n, err = strconv.Atoi(args[3]); err == nil {
+			if clients, err = strconv.Atoi(args[4]); err == nil {
+				err = floor(args[1], args[2], n, clients, len(args) == 5)
+			}
+		}
 	default:
-		err = errors.New("usage: prodbench namespace FRONTEND NAMESPACE | prodbench proxy LISTEN METRICS_FROM API...")
+		err = errors.New("usage: prodbench namespace FRONTEND NAMESPACE | prodbench proxy LISTEN METRICS_FROM API... | prodbench floor FRONTEND NAMESPACE N CLIENTS [no-status]")
 	}
 	if err != nil {
 		log.Fatal(err)
