@@ -100,7 +100,7 @@ type floorResult struct {
 	StartRate    float64 `json:"starts_per_s"`
 	StartP50     float64 `json:"start_p50_ms"`
 	StartP99     float64 `json:"start_p99_ms"`
-	ReadyP50     float64 `json:"create_ready_p50_ms"`
+	ReadyP50     float64 `json:"start_ready_p50_ms"`
 	DeleteRate   float64 `json:"delete_rate_per_s"`
 	SignalP99    float64 `json:"signal_p99_ms"`
 	StartErrors  int     `json:"start_errors"`
