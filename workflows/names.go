@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -55,6 +56,13 @@ func Register(r interface {
 
 // SearchAttributes are the Keyword attributes the namespace must have.
 var SearchAttributes = []string{SearchAttributeService, SearchAttributeStatus}
+
+// ServiceKey and StatusKey set those attributes: a service's workflow
+// starts with both, and its passes upsert the status.
+var (
+	ServiceKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeService)
+	StatusKey  = temporal.NewSearchAttributeKeyKeyword(SearchAttributeStatus)
+)
 
 // IDs names one installation's workflows and schedule: every ID starts
 // with Prefix, so installations that share a namespace (each with its own

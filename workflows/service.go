@@ -171,8 +171,6 @@ func provisioningStatus(last string, out pass.Outcome, err error) string {
 	return service.StatusReady
 }
 
-var statusKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeStatus)
-
 // report shows a pass's outcome: in the query state, in the current details
 // (the failure first, as provisioningError words it, with the streak when
 // the workflow retries it) and, when it changed, in the ProvisioningStatus
@@ -188,7 +186,7 @@ func report(ctx workflow.Context, state *ServiceState, last string, out pass.Out
 	}
 	if status != last {
 		// Only a failure to encode; the UI would merely show an old status.
-		_ = workflow.UpsertTypedSearchAttributes(ctx, statusKey.ValueSet(status))
+		_ = workflow.UpsertTypedSearchAttributes(ctx, StatusKey.ValueSet(status))
 	}
 	return status
 }

@@ -67,7 +67,7 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(pass.Outcome{Planned: true, Exists: true}, nil).Once()
 	var statuses []string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
-		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(statusKey)
+		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(StatusKey)
 		statuses = append(statuses, v)
 	}).Return(nil)
 	var state ServiceState

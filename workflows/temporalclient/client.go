@@ -28,16 +28,10 @@ type Client struct {
 	workflows.IDs
 }
 
-// The search attributes a service's workflow starts with.
-var (
-	serviceKey = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeService)
-	statusKey  = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeStatus)
-)
-
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
 	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), workflows.SignalReconcile, workflows.SignalFromSvcbridge,
-		c.serviceStart(name), workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
+		c.ServiceStart(name), workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
 	return err
 }
 
@@ -48,7 +42,7 @@ func (c Client) ServiceChanged(ctx context.Context, name string) error {
 // the embedded server. A workflow of the name still running (a deleted
 // service's, removing its objects) is signalled instead.
 func (c Client) ServiceCreated(ctx context.Context, name string) error {
-	opts := c.serviceStart(name)
+	opts := c.ServiceStart(name)
 	opts.EnableEagerStart = true
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
@@ -59,14 +53,14 @@ func (c Client) ServiceCreated(ctx context.Context, name string) error {
 	return err
 }
 
-// serviceStart is how a service's workflow is started.
-func (c Client) serviceStart(name string) client.StartWorkflowOptions {
+// ServiceStart is how a service's workflow is started.
+func (c Client) ServiceStart(name string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:            c.Service(name),
 		TaskQueue:     c.TaskQueue,
 		StaticSummary: "Service " + name,
-		TypedSearchAttributes: temporal.NewSearchAttributes(serviceKey.ValueSet(name),
-			statusKey.ValueSet(service.StatusPending)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.ServiceKey.ValueSet(name),
+			workflows.StatusKey.ValueSet(service.StatusPending)),
 	}
 }
 
