@@ -218,8 +218,9 @@ func (b *bench) scenario(ctx context.Context, name string) (BenchResult, error) 
 	return b.tagEdits(ctx)
 }
 
-// parallel runs do(i) for i in [0, n) on clients goroutines.
-func parallel(ctx context.Context, n, clients int, do func(i int)) {
+// Parallel runs do(i) for i in [0, n) on clients goroutines, until ctx
+// ends.
+func Parallel(ctx context.Context, n, clients int, do func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(clients, n) {
@@ -352,7 +353,7 @@ func (o *observer) read(ctx context.Context) *snapshot {
 		s.err = err
 		mu.Unlock()
 	}
-	parallel(ctx, len(names)+len(o.agents), 8, func(i int) {
+	Parallel(ctx, len(names)+len(o.agents), 8, func(i int) {
 		if i < len(names) {
 			svc, err := o.c.getService(ctx, names[i])
 			switch {
@@ -456,7 +457,7 @@ func (b *bench) createUntil(ctx context.Context, scenario string, names, tags []
 	created := make([]bool, n)
 	obs := b.observe(ctx, agents)
 	start := time.Now()
-	parallel(ctx, n, clients, func(i int) {
+	Parallel(ctx, n, clients, func(i int) {
 		t0 := time.Now()
 		err := b.c.createService(ctx, externalService(names[i], tags))
 		if err == nil {
@@ -525,7 +526,7 @@ func (b *bench) createAgents(ctx context.Context, scenario string, count int, ta
 	agents := make([]agent, count)
 	var firstErr error
 	var mu sync.Mutex
-	parallel(ctx, count, 8, func(i int) {
+	Parallel(ctx, count, 8, func(i int) {
 		a, err := b.c.createAgent(ctx, map[string]any{"name": fmt.Sprintf("bench-%s-%s-a%04d", b.run, scenario[:3], i),
 			"routerMode": "edge", "tags": tag(i)})
 		mu.Lock()
@@ -657,7 +658,7 @@ func (b *bench) tagEdits(ctx context.Context) (BenchResult, error) {
 	var setupErr error
 	var mu sync.Mutex
 	var mine []string
-	parallel(ctx, services, services, func(i int) {
+	Parallel(ctx, services, services, func(i int) {
 		names[i], current[i] = b.serviceName("e", i), x
 		t0 := time.Now()
 		err := b.c.createService(ctx, externalService(names[i], []string{x}))
@@ -683,7 +684,7 @@ func (b *bench) tagEdits(ctx context.Context) (BenchResult, error) {
 	// sequential, the services' edits run side by side.
 	var lat Latencies
 	start := time.Now()
-	parallel(ctx, services, services, func(i int) {
+	Parallel(ctx, services, services, func(i int) {
 		for k := i; k < b.cfg.N; k += services {
 			next := x
 			if current[i] == x {
@@ -731,7 +732,7 @@ func cmpErr(old, new error) error {
 func (b *bench) cleanup(services []string, routers []string, agents []agent) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(len(services))*100*time.Millisecond)
 	defer cancel()
-	parallel(ctx, len(services), 8, func(i int) {
+	Parallel(ctx, len(services), 8, func(i int) {
 		if err := b.c.deleteService(ctx, services[i]); err != nil && !notFound(err) {
 			b.opError("cleanup", err)
 		}
@@ -760,7 +761,7 @@ func (b *bench) cleanup(services []string, routers []string, agents []agent) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	parallel(ctx, len(agents), 8, func(i int) {
+	Parallel(ctx, len(agents), 8, func(i int) {
 		if agents[i].UUID == "" {
 			return
 		}

@@ -78,7 +78,7 @@ func (b *bench) polls(ctx context.Context, enc *json.Encoder) (int, error) {
 	phase := func(req func(i int) (*http.Request, int)) (float64, *float64) {
 		cpu0, known := b.serverCPU(ctx)
 		t0 := time.Now()
-		parallel(ctx, b.cfg.N, b.cfg.Clients, func(i int) {
+		Parallel(ctx, b.cfg.N, b.cfg.Clients, func(i int) {
 			q, want := req(i)
 			if err := pollOnce(hc, q.WithContext(ctx), want); err != nil {
 				errs.Add(1)

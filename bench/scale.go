@@ -188,7 +188,7 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	var mu sync.Mutex
 	var created []string
 	start := time.Now()
-	parallel(ctx, len(names), b.cfg.Clients, func(i int) {
+	Parallel(ctx, len(names), b.cfg.Clients, func(i int) {
 		t0 := time.Now()
 		err := b.c.createService(ctx, externalService(names[i], nil))
 		posts.Add(time.Since(t0), err)

@@ -14,15 +14,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"golang.org/x/sync/errgroup"
 
 	"svcbridge/bench"
 	"svcbridge/service"
 	"svcbridge/worker"
 	"svcbridge/workflows"
+	"svcbridge/workflows/temporalclient"
 )
 
 // The floor's workflows run on a task queue of their own, so that they
@@ -30,11 +29,6 @@ import (
 const (
 	floorTaskQueue = "prodbench-floor"
 	floorWorkflow  = "FloorWorkflow"
-)
-
-var (
-	floorServiceKey = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeService)
-	floorStatusKey  = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeStatus)
 )
 
 // floorMarks records when each floor workflow's pass ran: its ready (the
@@ -79,7 +73,7 @@ func floorWorkflowOf(m *floorMarks, status bool) func(workflow.Context) error {
 			if !status {
 				return nil
 			}
-			return workflow.UpsertTypedSearchAttributes(ctx, floorStatusKey.ValueSet(to))
+			return workflow.UpsertTypedSearchAttributes(ctx, workflows.StatusKey.ValueSet(to))
 		}
 		if err := pass(true, service.StatusReady); err != nil {
 			return err
@@ -113,7 +107,8 @@ type floorResult struct {
 // n workflows of a service's shape, without svcbridge (no API, no store),
 // on the Temporal server at frontend, with a worker in this process set up
 // as svcbridge's (its pollers, its workflow cache) and a separate client
-// for the starts, as the api's has no worker. It prints one JSON line.
+// for the starts, as the api's has no worker, started as the api starts a
+// service's (temporalclient's options). It prints one JSON line.
 // status says whether the passes upsert ProvisioningStatus, as svcbridge's do.
 func floor(frontend, ns string, n, clients int, status bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -139,11 +134,9 @@ func floor(frontend, ns string, n, clients int, status bool) error {
 	}
 	defer w.Stop()
 
-	if err := awaitSearchAttributes(ctx, sc); err != nil {
-		return err
-	}
+	starter := temporalclient.Client{Temporal: sc, TaskQueue: floorTaskQueue}
 	run := time.Now().Format("150405")
-	id := func(i int) string { return fmt.Sprintf("prodbench-floor-%s-%05d", run, i) }
+	name := func(i int) string { return fmt.Sprintf("prodbench-floor-%s-%05d", run, i) }
 	var r floorResult
 	r.N, r.Clients, r.Status = n, clients, status
 
@@ -151,14 +144,9 @@ func floor(frontend, ns string, n, clients int, status bool) error {
 	started := make([]time.Time, n)
 	var starts bench.Latencies
 	t0 := time.Now()
-	each(clients, n, func(i int) {
-		name := id(i)
+	bench.Parallel(ctx, n, clients, func(i int) {
 		started[i] = time.Now()
-		_, err := sc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: name, TaskQueue: floorTaskQueue, StaticSummary: "Service " + name,
-			TypedSearchAttributes: temporal.NewSearchAttributes(floorServiceKey.ValueSet(name),
-				floorStatusKey.ValueSet(service.StatusPending)),
-		}, floorWorkflow)
+		_, err := sc.ExecuteWorkflow(ctx, starter.ServiceStart(name(i)), floorWorkflow)
 		starts.Add(time.Since(started[i]), err)
 		logFirst(&firstErr, "start", err)
 	})
@@ -172,7 +160,7 @@ func floor(frontend, ns string, n, clients int, status bool) error {
 	var ready bench.Latencies
 	m.mu.Lock()
 	for i := range n {
-		if at, ok := m.ready[id(i)]; ok {
+		if at, ok := m.ready[starter.Service(name(i))]; ok {
 			ready.Add(at.Sub(started[i]), nil)
 		}
 	}
@@ -181,9 +169,9 @@ func floor(frontend, ns string, n, clients int, status bool) error {
 
 	var signals bench.Latencies
 	t0 = time.Now()
-	each(clients, n, func(i int) {
+	bench.Parallel(ctx, n, clients, func(i int) {
 		s := time.Now()
-		err := sc.SignalWorkflow(ctx, id(i), "", workflows.SignalReconcile, workflows.SignalFromSvcbridge)
+		err := sc.SignalWorkflow(ctx, starter.Service(name(i)), "", workflows.SignalReconcile, workflows.SignalFromSvcbridge)
 		signals.Add(time.Since(s), err)
 		logFirst(&firstErr, "signal", err)
 	})
@@ -199,41 +187,11 @@ func floor(frontend, ns string, n, clients int, status bool) error {
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
-// awaitSearchAttributes waits until the frontend takes starts with the
-// search attributes, which it does a few seconds after they are added:
-// it starts a probe, on a task queue no worker polls, until one is taken,
-// and terminates it.
-func awaitSearchAttributes(ctx context.Context, c client.Client) error {
-	id := "prodbench-floor-probe-" + time.Now().Format("150405")
-	for {
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: floorTaskQueue + "-probe",
-			TypedSearchAttributes: temporal.NewSearchAttributes(floorStatusKey.ValueSet(service.StatusPending))}, floorWorkflow)
-		if err == nil {
-			return c.TerminateWorkflow(ctx, id, "", "probe")
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the search attributes: %w", err)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
 // logFirst logs err if it is the run's first.
 func logFirst(once *sync.Once, what string, err error) {
 	if err != nil {
 		once.Do(func() { log.Printf("floor: %s: %v (the first error)", what, err) })
 	}
-}
-
-// each runs do(0) ... do(n-1) on clients goroutines.
-func each(clients, n int, do func(i int)) {
-	var g errgroup.Group
-	g.SetLimit(clients)
-	for i := range n {
-		g.Go(func() error { do(i); return nil })
-	}
-	_ = g.Wait() // do returns nothing
 }
 
 // await takes n marks from marks.

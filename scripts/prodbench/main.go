@@ -4,7 +4,8 @@
 //	prodbench namespace FRONTEND NAMESPACE
 //	    waits for the Temporal frontend, registers NAMESPACE (72 h
 //	    retention, as docker-compose.yml's temporal-namespace step) and
-//	    adds svcbridge's search attributes.
+//	    adds svcbridge's search attributes, and returns once starts with
+//	    them are taken.
 //	prodbench proxy LISTEN METRICS_FROM API...
 //	    serves LISTEN as one svcbridge API in front of the api processes
 //	    API... (base URLs), round robin: `svcbridge bench` takes one
@@ -39,8 +40,11 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"svcbridge/service"
+	"svcbridge/workflows"
 	"svcbridge/workflows/temporalclient"
 )
 
@@ -101,11 +105,31 @@ func namespace(frontend, ns string) error {
 	for {
 		err := temporalclient.RegisterSearchAttributes(ctx, c, ns)
 		if err == nil {
-			return nil
+			return awaitSearchAttributes(ctx, c)
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("search attributes of %s: %w", ns, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// awaitSearchAttributes waits until the frontend takes starts with the
+// search attributes, which it does a few seconds after they are added: it
+// starts a probe, on a task queue no worker polls, until one is taken, and
+// terminates it.
+func awaitSearchAttributes(ctx context.Context, c client.Client) error {
+	id := "prodbench-probe-" + time.Now().Format("150405")
+	for {
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "prodbench-probe",
+			TypedSearchAttributes: temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(service.StatusPending))}, "Probe")
+		if err == nil {
+			return c.TerminateWorkflow(ctx, id, "", "probe")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the search attributes: %w", err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
