@@ -294,3 +294,32 @@ type Versions struct {
 	Controller string `json:"controller"`
 	Svcbridge  string `json:"svcbridge,omitempty"`
 }
+
+// RouterReport is what a router side (svcbridge router-sync) says of its
+// router after applying the agent's router document: PUT
+// /api/v3/agent/router/status.
+type RouterReport struct {
+	// LastUpdated acknowledges the changes up to it, as PATCH
+	// /agent/config/changes does: the router holds the document that
+	// covers them, but for Failed. Absent when the router was not reached.
+	LastUpdated *int64 `json:"lastUpdated,omitempty"`
+	// Version is the ETag of the document the router was given.
+	Version string `json:"version"`
+	// Error says why the router does not hold that document (it cannot be
+	// reached; it needs a restart to change its id or mode); "" when it
+	// does.
+	Error string `json:"error"`
+	// Failed are the bridges the router refused or cannot serve, each
+	// with the router's reason (a port taken on that host).
+	Failed []FailedBridge `json:"failed"`
+	// TCPListeners and TCPConnectors count the bridges the router holds.
+	TCPListeners  int `json:"tcpListeners"`
+	TCPConnectors int `json:"tcpConnectors"`
+}
+
+// FailedBridge is one bridge a router refused or cannot serve.
+type FailedBridge struct {
+	Type   string `json:"type"` // tcpListener or tcpConnector
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,123 @@
+package routerconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"svcbridge/document"
+	"svcbridge/wire"
+)
+
+// Bounds of a router report: a version is an ETag, an error a sentence, a
+// reason what the router says; a router cannot fail more bridges than a
+// document holds.
+const (
+	MaxReportVersion = 256
+	MaxReportText    = 4096
+	MaxReportFailed  = 100000
+)
+
+var (
+	reportFields = document.NewFieldSet("lastUpdated", "version", "error", "failed", "tcpListeners", "tcpConnectors")
+	failedFields = document.NewFieldSet("type", "name", "reason")
+	// reportTypes are the entities a router side applies and may report.
+	reportTypes = []string{EntityTCPListener, EntityTCPConnector, EntityConnector}
+)
+
+// DecodeReport reads a router side's report (PUT /agent/router/status),
+// refusing unknown fields and values out of their bounds with a
+// *document.Error naming the field.
+func DecodeReport(body []byte) (wire.RouterReport, error) {
+	var r wire.RouterReport
+	obj, err := document.ReadJSONFields(body, reportFields)
+	if err != nil {
+		return r, err
+	}
+	if v, err := document.JSONField[int64](obj, "lastUpdated", "integer"); err != nil {
+		return r, err
+	} else if v != nil {
+		if *v < 0 {
+			return r, document.Errorf("Field 'lastUpdated' must not be negative")
+		}
+		r.LastUpdated = v
+	}
+	version, err := boundedText(obj, "version", MaxReportVersion)
+	if err != nil {
+		return r, err
+	}
+	if version == nil {
+		return r, document.Missing("version")
+	}
+	r.Version = *version
+	if e, err := boundedText(obj, "error", MaxReportText); err != nil {
+		return r, err
+	} else if e != nil {
+		r.Error = *e
+	}
+	for key, into := range map[string]*int{"tcpListeners": &r.TCPListeners, "tcpConnectors": &r.TCPConnectors} {
+		n, err := document.JSONInt(obj, key)
+		if err != nil {
+			return r, err
+		}
+		if n != nil && *n < 0 {
+			return r, document.Errorf("Field '%s' must not be negative", key)
+		}
+		if n != nil {
+			*into = *n
+		}
+	}
+	r.Failed = []wire.FailedBridge{}
+	raw, ok := obj["failed"]
+	if !ok {
+		return r, nil
+	}
+	var items []json.RawMessage
+	if document.IsJSONNull(raw) || json.Unmarshal(raw, &items) != nil {
+		return r, document.NotOfType("failed", "array")
+	}
+	if len(items) > MaxReportFailed {
+		return r, document.Errorf("Field 'failed' has more than %d entries", MaxReportFailed)
+	}
+	for i, item := range items {
+		f, err := decodeFailed(item)
+		if err != nil {
+			return r, document.Errorf("Field 'failed[%d]': %s", i, err.Error())
+		}
+		r.Failed = append(r.Failed, f)
+	}
+	return r, nil
+}
+
+func decodeFailed(item json.RawMessage) (wire.FailedBridge, error) {
+	var f wire.FailedBridge
+	obj, err := document.ReadJSONFields(item, failedFields)
+	if err != nil {
+		return f, err
+	}
+	for key, into := range map[string]*string{"type": &f.Type, "name": &f.Name, "reason": &f.Reason} {
+		v, err := boundedText(obj, key, MaxReportText)
+		if err != nil {
+			return f, err
+		}
+		if v == nil {
+			return f, document.Missing(key)
+		}
+		*into = *v
+	}
+	if !slices.Contains(reportTypes, f.Type) {
+		return f, fmt.Errorf("type %q is not one of %v", f.Type, reportTypes)
+	}
+	return f, nil
+}
+
+func boundedText(obj map[string]json.RawMessage, key string, limit int) (*string, error) {
+	v, err := document.JSONField[string](obj, key, "string")
+	if err != nil || v == nil {
+		return v, err
+	}
+	if len(*v) > limit {
+		return nil, document.Errorf("Field '%s' is longer than %d characters", key, limit)
+	}
+	return v, nil
+}
