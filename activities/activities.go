@@ -236,6 +236,10 @@ type routerInputs struct {
 	have       []routerconfig.Held
 	listeners  []service.ListenerWant
 	connectors []service.ConnectorWant
+	// site is the router's own part of the document (service.PlanSite),
+	// which only a whole-router pass writes; nil in a pass over one
+	// service's objects.
+	site *routerconfig.Site
 }
 
 // gatherRouters reads the inputs of whole-router passes over uuids,
@@ -262,11 +266,19 @@ func (a *Activities) gatherRouters(ctx context.Context, tx *store.Tx, uuids []st
 	if err != nil {
 		return nil, err
 	}
+	sites, err := tx.RouterSites(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]routerInputs, len(uuids))
 	for _, u := range uuids {
 		in := routerInputs{have: have[u]}
 		if r, ok := routers[u]; ok {
 			in.router, in.listeners, in.connectors = &r, listeners[u], connectors[u]
+			if st, ok := sites[u]; ok {
+				site := service.PlanSite(st.Agent, st.Upstreams, st.Default)
+				in.site = &site
+			}
 		}
 		out[u] = in
 	}
@@ -314,11 +326,27 @@ func (a *Activities) routerWrite(ctx context.Context, tx *store.Tx, uuid, only s
 	if plan.BaseChanged && only != "" {
 		return res, w, errWholeRouter
 	}
+	objectsInBase := plan.BaseChanged
+	siteChanged := false
+	if in.site != nil {
+		base := in.router.Base
+		if plan.BaseChanged {
+			base = plan.Base
+		}
+		withSite, changed, err := routerconfig.WithSite(base, *in.site)
+		if err != nil {
+			return res, w, temporal.NewApplicationError("agent "+in.router.Name+": "+err.Error(), pass.TypeInvalidPlacement, err)
+		}
+		if changed {
+			plan.Base, plan.BaseChanged, siteChanged = withSite, true, true
+		}
+	}
 	if plan.Changed() || plan.BaseChanged {
 		metrics.RouterWrites.WithLabelValues("agent").Inc()
-		res.Changes = describe(plan)
+		res.Changes = describe(plan, siteChanged)
 		if judge {
-			if res.Repair, err = isRepair(ctx, tx, uuid, plan); err != nil {
+			edited := siteChanged && routerconfig.HasSite(in.router.Base)
+			if res.Repair, err = isRepair(ctx, tx, uuid, plan.Touched, objectsInBase, edited); err != nil {
 				return res, w, err
 			}
 		}
@@ -334,25 +362,32 @@ func (a *Activities) routerWrite(ctx context.Context, tx *store.Tx, uuid, only s
 // isRepair reports whether a whole-router plan repairs the router, rather
 // than does early what a reconcile under way was about to do: the agent is
 // queued, or every service whose objects change is pending or deleted with
-// objects left (a burst of creates, or of deletes, is not drift). A change
-// of the base document is always a repair. It is asked before the pass
+// objects left (a burst of creates, or of deletes, is not drift).
+// svcbridge's objects found in the base document (objectsInBase) are
+// always a repair; a site that differs from the one svcbridge wrote
+// (siteEdited) is one unless the agent is queued (its own change, or an
+// upstream router's, moved it). A router given its first site is not
+// drift. It is asked before the pass
 // writes: once written, a deleted service's objects are gone and it no
 // longer looks under way.
-func isRepair(ctx context.Context, tx *store.Tx, agent string, plan service.RouterPlan) (bool, error) {
-	if plan.BaseChanged {
+func isRepair(ctx context.Context, tx *store.Tx, agent string, touched []string, objectsInBase, siteEdited bool) (bool, error) {
+	if objectsInBase {
 		return true, nil
 	}
 	queued, err := tx.AgentQueued(ctx, agent)
 	if err != nil || queued {
 		return false, err
 	}
-	underWay, err := tx.UnsettledAmong(ctx, plan.Touched)
-	return len(underWay) < len(plan.Touched), err
+	if siteEdited {
+		return true, nil
+	}
+	underWay, err := tx.UnsettledAmong(ctx, touched)
+	return len(underWay) < len(touched), err
 }
 
 // describe lists a plan's changes: objects written or rewritten, objects
 // removed, or svcbridge's objects taken out of the base document alone.
-func describe(plan service.RouterPlan) []string {
+func describe(plan service.RouterPlan, siteChanged bool) []string {
 	var out []string
 	for k := range plan.Rewritten {
 		out = append(out, "wrote "+k)
@@ -360,6 +395,9 @@ func describe(plan service.RouterPlan) []string {
 	sort.Strings(out)
 	for _, k := range plan.Removed {
 		out = append(out, "removed "+k)
+	}
+	if siteChanged {
+		out = append(out, "wrote the router's id, mode, listeners and links")
 	}
 	if len(out) == 0 {
 		out = []string{"moved svcbridge's objects out of the base document"}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -16,8 +18,12 @@ import (
 	"svcbridge/store"
 )
 
-// agentKey is where authAgent leaves the calling agent in the gin context.
-const agentKey = "svcbridge.agent"
+// agentKey is where authAgent leaves the calling agent in the gin context,
+// and agentHashKey its credential's hash.
+const (
+	agentKey     = "svcbridge.agent"
+	agentHashKey = "svcbridge.agent.hash"
+)
 
 // agentPullRoutes is the part of ioFog's agent API that edge agents poll:
 // change flags, their acknowledgement, and the router config.
@@ -26,6 +32,7 @@ func (s *Server) agentPullRoutes(g *gin.RouterGroup) {
 	a.GET("/config/changes", s.getAgentChanges)
 	a.PATCH("/config/changes", s.ackAgentChanges)
 	a.GET("/router", s.getOwnRouter)
+	a.PUT("/router/status", s.reportRouter)
 }
 
 func unauthenticated(format string, args ...any) *Error {
@@ -44,7 +51,8 @@ func (s *Server) authAgent(c *gin.Context) {
 		fail(c, unauthenticated("Missing agent credential: send 'Authorization: Bearer <agent token>'"))
 		return
 	}
-	a, err := s.Store.AgentByToken(c.Request.Context(), auth.HashAgentToken(token))
+	hash := auth.HashAgentToken(token)
+	a, err := s.Store.AgentByToken(c.Request.Context(), hash)
 	if errors.Is(err, store.ErrNotFound) {
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
 		fail(c, unauthenticated("Invalid agent token"))
@@ -55,6 +63,7 @@ func (s *Server) authAgent(c *gin.Context) {
 		return
 	}
 	c.Set(agentKey, a)
+	c.Set(agentHashKey, hash)
 	c.Next()
 }
 
@@ -110,10 +119,30 @@ func (s *Server) ackAgentChanges(c *gin.Context) {
 // getOwnRouter answers the agent's router document. An unchanged poll
 // (If-None-Match naming the version the store's poll cache holds) is a 304
 // from memory; anything else reads the version and the document on one
-// snapshot.
+// snapshot. With timeoutSeconds, an unchanged poll waits up to that long
+// for a change before its 304 (a long poll: a router side learns of a
+// change as it commits, with no fixed sleep).
 func (s *Server) getOwnRouter(c *gin.Context) {
 	a := callingAgent(c)
 	ifNoneMatch := c.GetHeader("If-None-Match")
+	wait, err := longPollWait(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if wait > 0 && ifNoneMatch != "" {
+		var changed bool
+		if a, changed = s.awaitRouterChange(c, a, ifNoneMatch, wait); !changed {
+			return
+		}
+	}
+	if !a.HasRouter() {
+		c.Header("ETag", noRouterETag)
+		if etagMatches(ifNoneMatch, noRouterETag) {
+			c.Status(http.StatusNotModified)
+			return
+		}
+	}
 	if a.HasRouter() && ifNoneMatch != "" {
 		version, err := s.Store.PolledRouterVersion(c.Request.Context(), a.UUID)
 		if etag := etagOf(version); err == nil && etagMatches(ifNoneMatch, etag) {
@@ -127,6 +156,106 @@ func (s *Server) getOwnRouter(c *gin.Context) {
 	if ok {
 		serveRouterDoc(c, doc)
 	}
+}
+
+// noRouterETag is the entity tag of "this agent has no router" (its 404),
+// so that a router side can long-poll for the router coming back.
+const noRouterETag = `"none"`
+
+// maxLongPoll bounds timeoutSeconds: a proxy in between may close an idle
+// request sooner, and the client simply asks again.
+const maxLongPoll = 5 * time.Minute
+
+// longPollWait reads timeoutSeconds (0 when absent).
+func longPollWait(c *gin.Context) (time.Duration, error) {
+	raw, ok := c.GetQuery("timeoutSeconds")
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || time.Duration(n)*time.Second > maxLongPoll {
+		return 0, badRequest("Query parameter 'timeoutSeconds' must be an integer from 0 to %d", int(maxLongPoll/time.Second))
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// awaitRouterChange waits until the calling agent's router document (or
+// its having none) differs from what ifNoneMatch names, or wait passes.
+// It returns the agent as it is now and true to answer the change; on
+// false it has answered (304 when nothing changed, 401 when its token
+// was revoked meanwhile).
+func (s *Server) awaitRouterChange(c *gin.Context, a inventory.Agent, ifNoneMatch string, wait time.Duration) (inventory.Agent, bool) {
+	ctx := c.Request.Context()
+	deadline := time.Now().Add(wait)
+	// The answer may come after HTTP_WRITE_TIMEOUT; this request's own
+	// deadline follows its wait.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(deadline.Add(30 * time.Second))
+	hash := c.GetString(agentHashKey)
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		changed, stop := s.Store.WatchAgent(a.UUID)
+		cur, err := s.Store.AgentByToken(ctx, hash)
+		if errors.Is(err, store.ErrNotFound) {
+			stop()
+			fail(c, unauthenticated("Invalid agent token"))
+			return a, false
+		}
+		etag := noRouterETag
+		if err == nil && cur.HasRouter() {
+			var version string
+			version, err = s.Store.PolledRouterVersion(ctx, cur.UUID)
+			etag = etagOf(version)
+			if errors.Is(err, store.ErrNotFound) {
+				etag, err = noRouterETag, nil
+			}
+		}
+		if err != nil {
+			stop()
+			fail(c, err)
+			return a, false
+		}
+		if !etagMatches(ifNoneMatch, etag) {
+			stop()
+			return cur, true
+		}
+		// While the feed is not current, a change may come unannounced.
+		var recheck <-chan time.Time
+		if !s.Store.FeedCurrent() {
+			recheck = time.After(time.Second)
+		}
+		select {
+		case <-changed:
+		case <-recheck:
+		case <-timer.C:
+			stop()
+			c.Header("ETag", etag)
+			c.Status(http.StatusNotModified)
+			return a, false
+		case <-ctx.Done():
+			stop()
+			return a, false
+		}
+		stop()
+	}
+}
+
+// reportRouter records what the agent's router side says of its router,
+// acknowledging the changes the router holds (see wire.RouterReport).
+func (s *Server) reportRouter(c *gin.Context) {
+	a := callingAgent(c)
+	r, ok := jsonDocument(c, routerconfig.DecodeReport)
+	if !ok {
+		return
+	}
+	err := s.inTx(c, func(tx *store.Tx) error {
+		return tx.SaveRouterReport(c.Request.Context(), a.UUID, r)
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
 }
 
 // routerDoc is an agent's router document as answered: its ETag, and its

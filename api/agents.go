@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -115,7 +116,7 @@ func (s *Server) createAgentFrom(c *gin.Context, in inventory.AgentInput) {
 		if err := tx.CreateAgent(ctx, &a, hash); err != nil {
 			return err
 		}
-		if err := tx.QueueAgents(ctx, []string{a.UUID}); err != nil {
+		if err := queueAgentAndLinked(ctx, tx, inventory.Agent{}, a); err != nil {
 			return err
 		}
 		// Read back so the answer equals a later GET (the database
@@ -245,10 +246,27 @@ func (s *Server) updateAgent(ctx context.Context, tx *store.Tx, old inventory.Ag
 	if err := tx.UpdateAgent(ctx, a); err != nil {
 		return inventory.Agent{}, err
 	}
-	if err := tx.QueueAgents(ctx, []string{a.UUID}); err != nil {
+	if err := queueAgentAndLinked(ctx, tx, old, *a); err != nil {
 		return inventory.Agent{}, err
 	}
 	return tx.GetAgent(ctx, a.UUID)
+}
+
+// queueAgentAndLinked queues an agent's router for a reconcile after it
+// changed from old to a (a new agent: old is the zero Agent; a deleted
+// one: a is), and, when the change moves how other routers link to it
+// (inventory.LinksChanged), theirs too.
+func queueAgentAndLinked(ctx context.Context, tx *store.Tx, old, a inventory.Agent) error {
+	uuid := cmp.Or(a.UUID, old.UUID)
+	queue := []string{uuid}
+	if inventory.LinksChanged(old, a) {
+		linked, err := tx.AgentsLinkingTo(ctx, uuid, old.DefaultRouter || a.DefaultRouter)
+		if err != nil {
+			return err
+		}
+		queue = append(queue, linked...)
+	}
+	return tx.QueueAgents(ctx, queue)
 }
 
 // dependentServices names the services to reconcile after an agent
@@ -375,7 +393,7 @@ func (s *Server) deleteAgent(c *gin.Context) {
 		if err := tx.DeleteAgent(ctx, a.UUID); err != nil {
 			return err
 		}
-		return tx.QueueAgents(ctx, []string{a.UUID})
+		return queueAgentAndLinked(ctx, tx, a, inventory.Agent{})
 	})
 	if store.IsConflict(err, store.ForeignKey) {
 		// Something started referring to it after AgentReferences looked.

@@ -690,6 +690,11 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call("/api/v3/agent/config/changes", 413, js("PATCH", "/api/v3/agent/config/changes", big, agent...))
 	call("/api/v3/agent/router", 200, js("GET", "/api/v3/agent/router", nil, agent...))
 	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, bearer("nope")...))
+	call("/api/v3/agent/router", 400, js("GET", "/api/v3/agent/router?timeoutSeconds=-1", nil, agent...))
+	call("/api/v3/agent/router/status", 204, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "lastUpdated": 0}, agent...))
+	call("/api/v3/agent/router/status", 400, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "failed": []any{map[string]any{"type": "router"}}}, agent...))
+	call("/api/v3/agent/router/status", 401, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`}))
+	call("/api/v3/agent/router/status", 413, js("PUT", "/api/v3/agent/router/status", big, agent...))
 	call(agents+"/{agent}/token", 200, do("POST", agents+"/plant-a/token"))
 	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, agent...)) // rotated away
 

@@ -71,3 +71,12 @@ func MicroserviceRoutingChanged(old, m Microservice) bool {
 	return m.AgentUUID != old.AgentUUID || m.HostNetworkMode != old.HostNetworkMode ||
 		m.Application != old.Application || m.Name != old.Name
 }
+
+// LinksChanged reports whether a change of an agent from old to a changes
+// how other routers link to its router (service.PlanSite): where they dial
+// it (its host, or its name without one), whether it accepts router links
+// (its mode), and whether routers without upstream routers link to it (the
+// default router). A new agent is a change from the zero Agent.
+func LinksChanged(old, a Agent) bool {
+	return old.Host != a.Host || old.Name != a.Name || old.RouterMode != a.RouterMode || old.DefaultRouter != a.DefaultRouter
+}

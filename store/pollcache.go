@@ -38,6 +38,8 @@ type pollCache struct {
 	// only when none came in since it began (its agent is not known
 	// before the read).
 	credGen atomic.Uint64
+	// waiting are the long polls to wake as agents' answers change.
+	waiting waiters
 }
 
 type pollShard struct {
@@ -166,6 +168,7 @@ func (c *pollCache) invalidate(kind byte, uuids []string) {
 	if len(uuids) == 0 {
 		return
 	}
+	defer c.waiting.wake(uuids, false)
 	if kind == changeAgent {
 		c.credMu.Lock()
 		defer c.credMu.Unlock()
@@ -192,6 +195,7 @@ func (c *pollCache) invalidate(kind byte, uuids []string) {
 
 // reset forgets everything, and every read begun before it.
 func (c *pollCache) reset() {
+	defer c.waiting.wake(nil, true)
 	c.credMu.Lock()
 	defer c.credMu.Unlock()
 	c.credGen.Add(1)

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"svcbridge/wire"
+)
+
+// RouterReport is what an agent's router side last said of its router
+// (wire.RouterReport), and when.
+type RouterReport struct {
+	Agent         string    `db:"agent_uuid"`
+	Version       string    `db:"version"`
+	AppliedSeq    *int64    `db:"applied_seq"`
+	Error         string    `db:"error"`
+	FailedJSON    string    `db:"failed"`
+	TCPListeners  int       `db:"tcp_listeners"`
+	TCPConnectors int       `db:"tcp_connectors"`
+	ReportedAt    time.Time `db:"reported_at"`
+}
+
+// Failed are the bridges the router refused or cannot serve.
+func (r RouterReport) Failed() []wire.FailedBridge {
+	var out []wire.FailedBridge
+	_ = json.Unmarshal([]byte(r.FailedJSON), &out) // written by SaveRouterReport
+	return out
+}
+
+const reportCols = `agent_uuid, version, applied_seq, error, failed, tcp_listeners, tcp_connectors, reported_at`
+
+// SaveRouterReport records what an agent's router side reports; with a
+// LastUpdated, it acknowledges the changes up to it (AckChanges), in the
+// same transaction.
+func (t *Tx) SaveRouterReport(ctx context.Context, agentUUID string, r wire.RouterReport) error {
+	failed := r.Failed
+	if failed == nil {
+		failed = []wire.FailedBridge{}
+	}
+	fj, err := json.Marshal(failed)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO router_reports (`+reportCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent_uuid) DO UPDATE SET version = excluded.version, applied_seq = excluded.applied_seq,
+			error = excluded.error, failed = excluded.failed, tcp_listeners = excluded.tcp_listeners,
+			tcp_connectors = excluded.tcp_connectors, reported_at = excluded.reported_at`,
+		agentUUID, r.Version, r.LastUpdated, r.Error, string(fj), r.TCPListeners, r.TCPConnectors, now())
+	if err != nil || r.LastUpdated == nil {
+		return err
+	}
+	return t.AckChanges(ctx, agentUUID, *r.LastUpdated)
+}
+
+// RouterReports returns the last report of each of the agents that have
+// one, by agent uuid (every agent's when agentUUIDs is nil).
+func (t *Tx) RouterReports(ctx context.Context, agentUUIDs []string) (map[string]RouterReport, error) {
+	var rows []RouterReport
+	if agentUUIDs == nil {
+		if err := t.sel(ctx, &rows, `SELECT `+reportCols+` FROM router_reports`); err != nil {
+			return nil, err
+		}
+	} else if len(agentUUIDs) > 0 {
+		query, args, err := t.in(`SELECT `+reportCols+` FROM router_reports WHERE agent_uuid IN (?)`, agentUUIDs)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.sel(ctx, &rows, query, args...); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]RouterReport, len(rows))
+	for _, r := range rows {
+		r.ReportedAt = r.ReportedAt.UTC()
+		out[r.Agent] = r
+	}
+	return out, nil
+}
+
+// RouterReportOf is one agent's last report; ErrNotFound when it has none.
+func (t *Tx) RouterReportOf(ctx context.Context, agentUUID string) (RouterReport, error) {
+	rs, err := t.RouterReports(ctx, []string{agentUUID})
+	if err != nil {
+		return RouterReport{}, err
+	}
+	r, ok := rs[agentUUID]
+	if !ok {
+		return r, ErrNotFound
+	}
+	return r, nil
+}

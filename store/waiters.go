@@ -1,0 +1,73 @@
+package store
+
+import (
+	"sync"
+	"time"
+)
+
+// waiters are the long polls waiting for an agent's poll answers (its row,
+// change flags, router version) to change: the change feed wakes them as
+// it drops those answers from the cache, on this replica for its own
+// commits and by NOTIFY for every other's.
+type waiters struct {
+	mu sync.Mutex
+	by map[string]map[chan struct{}]struct{}
+}
+
+// add registers a wait on agent uuid.
+func (w *waiters) add(uuid string) chan struct{} {
+	ch := make(chan struct{})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		w.by = map[string]map[chan struct{}]struct{}{}
+	}
+	if w.by[uuid] == nil {
+		w.by[uuid] = map[chan struct{}]struct{}{}
+	}
+	w.by[uuid][ch] = struct{}{}
+	return ch
+}
+
+// remove ends a wait that was not woken.
+func (w *waiters) remove(uuid string, ch chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.by[uuid], ch)
+	if len(w.by[uuid]) == 0 {
+		delete(w.by, uuid)
+	}
+}
+
+// wake ends the waits on uuids (every wait when all).
+func (w *waiters) wake(uuids []string, all bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if all {
+		uuids = nil
+		for u := range w.by {
+			uuids = append(uuids, u)
+		}
+	}
+	for _, u := range uuids {
+		for ch := range w.by[u] {
+			close(ch)
+		}
+		delete(w.by, u)
+	}
+}
+
+// WatchAgent returns a channel closed at the next change of what agent
+// uuid's polls read, as the change feed delivers it, and a func that ends
+// the wait. Call it before reading what the wait is about, so that a change
+// committed in between is not missed. The feed delivers a change only while
+// it is current (FeedCurrent); a long poll re-reads on a short interval
+// otherwise.
+func (s *Store) WatchAgent(uuid string) (changed <-chan struct{}, stop func()) {
+	ch := s.feed.cache.waiting.add(uuid)
+	return ch, func() { s.feed.cache.waiting.remove(uuid, ch) }
+}
+
+// FeedCurrent reports whether this process's change feed is current, so
+// that WatchAgent's channel can be relied on.
+func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
