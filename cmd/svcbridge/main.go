@@ -40,6 +40,7 @@ func rootCmd() *cobra.Command {
 		roleCmd("api", "Run the REST API against PostgreSQL and a Temporal cluster", runAPIRole),
 		roleCmd("worker", "Run the Temporal worker against PostgreSQL and a Temporal cluster", runWorkerRole),
 		roleCmd("migrate", "Apply the database schema migrations and exit", runMigrate),
+		routerSyncCmd(),
 	)
 	root.AddCommand(cliCommands()...)
 	return root
