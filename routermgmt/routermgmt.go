@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,21 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return open(ctx, conn)
+}
+
+// Over opens a management connection over nc, a connection to the router's
+// normal listener that the caller made (from another network namespace).
+func Over(ctx context.Context, nc net.Conn) (*Client, error) {
+	conn, err := amqp.NewConn(ctx, nc, &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous()})
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return open(ctx, conn)
+}
+
+func open(ctx context.Context, conn *amqp.Conn) (*Client, error) {
 	c := &Client{conn: conn}
 	if err := c.open(ctx); err != nil {
 		conn.Close()

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,7 +153,9 @@ func (s *Sync) Run(ctx context.Context) error {
 	}
 }
 
-// watch asks the source for each new document, backing off on errors.
+// watch asks the source for each new document, backing off on errors:
+// 1 s doubling to 30 s, each wait drawn within ±20 % so that a fleet does
+// not come back at once when the control plane does.
 func (s *Sync) watch(ctx context.Context, updates chan<- update) {
 	version := ""
 	wait := time.Second
@@ -163,20 +166,21 @@ func (s *Sync) watch(ctx context.Context, updates chan<- update) {
 				return
 			}
 			if errors.Is(err, ErrUnauthorized) {
-				wait = max(wait, 30*time.Second)
+				wait = maxWait
 			}
-			s.Log.Error("cannot read the router's document; the router keeps what it holds", "error", err, "retryIn", wait)
+			jittered := time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+			s.Log.Error("cannot read the router's document; the router keeps what it holds", "error", err, "retryIn", jittered.Round(time.Millisecond))
 			select {
 			case updates <- update{err: err}:
 			case <-ctx.Done():
 				return
 			}
 			select {
-			case <-time.After(wait):
+			case <-time.After(jittered):
 			case <-ctx.Done():
 				return
 			}
-			wait = min(2*wait, 5*time.Minute)
+			wait = min(2*wait, maxWait)
 			continue
 		}
 		wait = time.Second
@@ -188,6 +192,10 @@ func (s *Sync) watch(ctx context.Context, updates chan<- update) {
 		}
 	}
 }
+
+// maxWait bounds the wait before asking an unreachable control plane
+// again.
+const maxWait = 30 * time.Second
 
 // apply makes the router hold the desired document, and returns when to
 // try again (0: nothing left to do but resync).

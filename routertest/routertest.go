@@ -7,13 +7,11 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"svcbridge/proctest"
 )
 
 // Binary finds skrouterd: $SKROUTERD, else where build.sh installs it by
@@ -36,77 +34,12 @@ func Binary(t testing.TB) string {
 	return bin
 }
 
-// Router is a running skrouterd.
-type Router struct {
-	t       testing.TB
-	Name    string
-	cmd     *exec.Cmd
-	log     *lockedBuffer
-	done    chan struct{}
-	stopped bool
-}
-
-// Start runs `skrouterd -c configFile`, behind wrap when given (an `ip netns
-// exec NAME` that runs it in a namespace), until the test ends. The router
-// reads the file at start only.
-func Start(t testing.TB, name, bin, configFile string, wrap ...string) *Router {
+// Start runs `skrouterd -c configFile`, behind wrap when given (an `ip
+// netns exec NAME` that runs it in a namespace), until the test ends. The
+// router reads the file at start only.
+func Start(t testing.TB, name, bin, configFile string, wrap ...string) *proctest.Proc {
 	t.Helper()
-	args := append(append([]string{}, wrap...), bin, "-c", configFile)
-	cmd := exec.Command(args[0], args[1:]...)
-	r := &Router{t: t, Name: name, cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = r.log, r.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start router %s: %v", name, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		r.Stop()
-		if t.Failed() {
-			t.Logf("router %s log (last 40 lines):\n%s", name, r.Tail(40))
-		}
-	})
-	return r
-}
-
-// Exited reports whether the router process ended.
-func (r *Router) Exited() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Stop ends the router with SIGTERM, as its service manager would.
-func (r *Router) Stop() { r.signal(syscall.SIGTERM) }
-
-// Kill ends the router with SIGKILL: no clean shutdown.
-func (r *Router) Kill() { r.signal(syscall.SIGKILL) }
-
-func (r *Router) signal(sig syscall.Signal) {
-	if r.Exited() {
-		return
-	}
-	_ = r.cmd.Process.Signal(sig)
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-}
-
-// Tail is the last n lines of the router's log.
-func (r *Router) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(r.log.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return proctest.Start(t, "router "+name, nil, append(append([]string{}, wrap...), bin, "-c", configFile)...)
 }
 
 // Dial connects to a TCP address: Loopback here, or from inside a network
@@ -137,23 +70,6 @@ func WaitPort(t testing.TB, dial Dial, addr string, timeout time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Echo serves ln until the test ends, writing back what each connection

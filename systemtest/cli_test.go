@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 )
 
 // The CLI (issue 9) end to end: the real svcbridge binary against an
@@ -47,7 +48,7 @@ func runCLI(t *testing.T, server string, args ...string) cliResult {
 // it prints on stdout, line by line: for verbs that run on, as get -w.
 func startCLI(t *testing.T, server string, args ...string) *bufio.Scanner {
 	t.Helper()
-	bin := binary(t)
+	bin := proctest.Svcbridge(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -66,7 +67,7 @@ func startCLI(t *testing.T, server string, args ...string) *bufio.Scanner {
 // runCLIEnv is runCLI with env added to cliEnv's (a later value wins).
 func runCLIEnv(t *testing.T, server string, env []string, args ...string) cliResult {
 	t.Helper()
-	bin := binary(t) // built first: its build is not the run's time
+	bin := proctest.Svcbridge(t) // built first: its build is not the run's time
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -21,35 +21,9 @@ import (
 
 	"svcbridge/cli"
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 	"svcbridge/store/storetest"
 )
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds cmd/svcbridge once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "svcbridge-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "svcbridge")
-		out, err := exec.Command("go", "build", "-o", binPath, "svcbridge/cmd/svcbridge").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
 
 // proc is a running svcbridge process.
 type proc struct {
@@ -61,7 +35,7 @@ type proc struct {
 
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
+	cmd := exec.Command(proctest.Svcbridge(t), args...)
 	// dev writes the CLI's configuration file: never the user's.
 	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	p := &proc{cmd: cmd, output: &strings.Builder{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
@@ -188,7 +162,7 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 		t.Errorf("dev did not say it saved the CLI context:\n%s", dev.out())
 	}
 	cliIn := func(cfg string, args ...string) cliResult {
-		cmd := exec.Command(binary(t), args...)
+		cmd := exec.Command(proctest.Svcbridge(t), args...)
 		cmd.Dir = t.TempDir()
 		cmd.Env = []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg}
 		var stdout, stderr bytes.Buffer

@@ -20,6 +20,7 @@ import (
 
 	"svcbridge/metrics/promtest"
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 	"svcbridge/workflows/temporalclient"
@@ -63,7 +64,7 @@ func startPrometheus(t *testing.T, targets ...string) *promtest.Server {
 // has a for:), fires and resolves as its runbook says, and every panel of
 // the dashboard shows data.
 func TestPrometheusScrapesDev(t *testing.T) {
-	binary(t) // built before the clock starts
+	proctest.Svcbridge(t) // built before the clock starts
 	dataDir := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", porttest.Free(t))
 	began := time.Now()
@@ -94,7 +95,7 @@ func TestPrometheusScrapesDev(t *testing.T) {
 // process, on PostgreSQL and a Temporal server of their own, both scraped:
 // here the worker also comes up after the api, which reports no poller.
 func TestPrometheusScrapesAPIAndWorker(t *testing.T) {
-	binary(t)
+	proctest.Svcbridge(t)
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	dbURL := storetest.NewPostgresDB(t)
 	ctx := context.Background()

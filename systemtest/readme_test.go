@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 )
 
 // The README's walkthrough and API examples, run as a reader would: each
@@ -87,7 +88,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	// svcbridge on PATH, dev in the reader's directory on free ports; the
 	// CLI finds it through the context dev saves.
 	work, bin, cfg := t.TempDir(), t.TempDir(), t.TempDir()
-	if err := os.Symlink(binary(t), filepath.Join(bin, "svcbridge")); err != nil {
+	if err := os.Symlink(proctest.Svcbridge(t), filepath.Join(bin, "svcbridge")); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg, "DATABASE_URL=", "AUTH_TOKENS_FILE="}

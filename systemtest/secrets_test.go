@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 	"svcbridge/store/storetest"
 )
 
@@ -33,7 +34,7 @@ var plantedSecrets = []string{
 // planted secrets and env, and returns what it printed.
 func runBinary(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	bin := binary(t) // built first: its build is not the run's minute
+	bin := proctest.Svcbridge(t) // built first: its build is not the run's minute
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

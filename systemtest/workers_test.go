@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/proctest"
 	"svcbridge/service"
 )
 
@@ -15,7 +16,7 @@ import (
 // queue, /readyz, a pending service (GET, describe) and `svcbridge status`
 // say so; once a worker polls, the service gets ready and they stop.
 func TestNoWorkerSaysSo(t *testing.T) {
-	binary(t) // built before the system starts, so no worker polls while it builds
+	proctest.Svcbridge(t) // built before the system starts, so no worker polls while it builds
 	s := newSystem(t, "sqlite", 0)
 	newFleet(s)
 	want := "no worker is polling task queue " + taskQueue
