@@ -32,9 +32,13 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 
 // agentAnswer is a as the API answers it, its upstream routers named by n.
 func agentAnswer(a inventory.Agent, n names) wire.Agent {
-	return wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
+	out := wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
 		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		UpstreamRouterNames: n.agentList(a.UpstreamRouters)}
+	if r, ok := n.routers[a.UUID]; ok {
+		out.Router = r.Shown()
+	}
+	return out
 }
 
 // agentView is agentAnswer with the names read in tx.

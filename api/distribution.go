@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"svcbridge/inventory"
+	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/wire"
@@ -62,6 +63,10 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 	if err != nil {
 		return nil, err
 	}
+	reports, err := listenerReports(ctx, tx, listening)
+	if err != nil {
+		return nil, err
+	}
 	for _, l := range listening {
 		e := by[l.Agent]
 		if e == nil {
@@ -71,6 +76,7 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 		e.Listening = true
 		e.WrittenAt = &l.WrittenAt
 		e.AcknowledgedAt = l.AcknowledgedAt
+		e.Rollout, e.RolloutReason = rollout(l, reports)
 	}
 	out := make([]wire.DistributionEntry, 0, len(by))
 	for _, e := range by {
@@ -78,6 +84,27 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].AgentName < out[j].AgentName })
 	return out, nil
+}
+
+// listenerReports reads the router sides' reports of the agents whose
+// routers hold listeners.
+func listenerReports(ctx context.Context, tx *store.Tx, listeners []store.ListenerEntry) (map[string]store.RouterReport, error) {
+	agents := make([]string, 0, len(listeners))
+	for _, l := range listeners {
+		agents = append(agents, l.Agent)
+	}
+	return tx.RouterReports(ctx, distinct(agents))
+}
+
+// rollout is how far a listener has got on its agent's router
+// (routerconfig.Rollout).
+func rollout(l store.ListenerEntry, reports map[string]store.RouterReport) (string, string) {
+	var report *wire.RouterReport
+	if r, ok := reports[l.Agent]; ok {
+		rr := r.Report()
+		report = &rr
+	}
+	return routerconfig.Rollout(routerconfig.EntityTCPListener, routerconfig.ListenerName(l.Service), l.Acknowledged(), report)
 }
 
 func (s *Server) getAgentServices(c *gin.Context) {
@@ -126,6 +153,10 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 	if err != nil {
 		return nil, err
 	}
+	reports, err := listenerReports(ctx, tx, listening)
+	if err != nil {
+		return nil, err
+	}
 	for _, l := range listening {
 		e := by[l.Service]
 		if e == nil {
@@ -135,6 +166,7 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 		e.Listening = true
 		e.WrittenAt = &l.WrittenAt
 		e.Acknowledged, e.AcknowledgedAt = l.Acknowledged(), l.AcknowledgedAt
+		e.Rollout, e.RolloutReason = rollout(l, reports)
 	}
 	out := make([]wire.AgentService, 0, len(by))
 	for _, e := range by {

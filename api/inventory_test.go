@@ -166,11 +166,18 @@ func TestAgentCRUD(t *testing.T) {
 			t.Fatalf("list names = %v, want sorted by name", names)
 		}
 
-		// Router documents: the empty one for routers, 404 for none.
+		// Router documents: no bridges and the router's site for routers,
+		// 404 for none.
 		for _, ref := range []string{"hub", edge.UUID} {
 			r := api.Do(http.MethodGet, "/api/v3/agents/"+ref+"/router", nil).Want(http.StatusOK)
-			if string(r.Body) != routerconfig.Empty {
-				t.Fatalf("router of %s = %s, want %s", ref, r.Body, routerconfig.Empty)
+			var doc struct {
+				Bridges  json.RawMessage `json:"bridges"`
+				Metadata struct {
+					ID string `json:"id"`
+				} `json:"metadata"`
+			}
+			if json.Unmarshal(r.Body, &doc) != nil || string(doc.Bridges) != `{"tcpConnectors":{},"tcpListeners":{}}` || doc.Metadata.ID == "" {
+				t.Fatalf("router of %s = %s, want no bridges and a site", ref, r.Body)
 			}
 		}
 		api.Do(http.MethodGet, "/api/v3/agents/b-sensor/router", nil).
@@ -199,8 +206,18 @@ func TestAgentCRUD(t *testing.T) {
 		api.Do(http.MethodGet, "/api/v3/agents/plant-b/router", nil).
 			WantError(http.StatusNotFound, "NotFoundError", "Agent plant-b has no router (routerMode none)")
 		api.JSON(http.MethodPatch, "/api/v3/agents/plant-b", `{"routerMode":"edge"}`).Want(http.StatusOK)
+		// A new router: no bridges; with no upstream routers, an uplink
+		// to the default router.
 		r := api.Do(http.MethodGet, "/api/v3/agents/plant-b/router", nil).Want(http.StatusOK)
-		if string(r.Body) != routerconfig.Empty {
+		var again struct {
+			Bridges    json.RawMessage `json:"bridges"`
+			Connectors map[string]struct {
+				Host string `json:"host"`
+				Role string `json:"role"`
+			} `json:"connectors"`
+		}
+		if json.Unmarshal(r.Body, &again) != nil || string(again.Bridges) != `{"tcpConnectors":{},"tcpListeners":{}}` ||
+			len(again.Connectors) != 1 || again.Connectors[hub.UUID].Host != "hub.example.com" || again.Connectors[hub.UUID].Role != "edge" {
 			t.Fatalf("router after edge again = %s", r.Body)
 		}
 
@@ -691,12 +708,21 @@ func TestChangeFlags(t *testing.T) {
 			t.Fatalf("after ack = %+v", ch)
 		}
 
-		writeRouterConfig(t, st, a.UUID, routerconfig.Empty)
+		// The site svcbridge keeps in the document stays: agent edits
+		// that do not move it leave the document alone.
+		withSite := func(doc string) string {
+			sited, _, err := routerconfig.WithSite([]byte(doc), routerconfig.Site{ID: a.UUID, Mode: routerconfig.ModeEdge})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(sited)
+		}
+		writeRouterConfig(t, st, a.UUID, withSite(routerconfig.Empty))
 		one := changes()
 		if !one.MicroserviceConfig || one.LastUpdated <= first.LastUpdated {
 			t.Fatalf("after a write = %+v (previous lastUpdated %d)", one, first.LastUpdated)
 		}
-		writeRouterConfig(t, st, a.UUID, `{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}`)
+		writeRouterConfig(t, st, a.UUID, withSite(`{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}`))
 		two := changes()
 		if !two.MicroserviceConfig || two.LastUpdated <= one.LastUpdated {
 			t.Fatalf("after a second write = %+v (previous %d)", two, one.LastUpdated)

@@ -18,9 +18,10 @@ import (
 // back as it is (requests take a name wherever they take a uuid). Names
 // are read here, once per answer, for every answer that refers to them.
 
-// nameRefs are the uuids an answer refers to.
+// nameRefs are the uuids an answer refers to, and the agents whose
+// routers' reports it shows (routers).
 type nameRefs struct {
-	agents, microservices []string
+	agents, microservices, routers []string
 }
 
 func (r *nameRefs) service(svc service.Service) {
@@ -36,7 +37,10 @@ func (r *nameRefs) service(svc service.Service) {
 	r.agents = append(r.agents, svc.Placement.ConnectorSite, svc.Placement.HubSite)
 }
 
-func (r *nameRefs) agent(a inventory.Agent) { r.agents = append(r.agents, a.UpstreamRouters...) }
+func (r *nameRefs) agent(a inventory.Agent) {
+	r.agents = append(r.agents, a.UpstreamRouters...)
+	r.routers = append(r.routers, a.UUID)
+}
 
 func (r *nameRefs) microservice(m inventory.Microservice) { r.agents = append(r.agents, m.AgentUUID) }
 
@@ -45,6 +49,8 @@ func (r *nameRefs) microservice(m inventory.Microservice) { r.agents = append(r.
 // what a request accepts, and the truth.
 type names struct {
 	agents, microservices map[string]string
+	// routers are the last reports of the agents' router sides.
+	routers map[string]store.RouterReport
 }
 
 // readNames reads the names of what refs refer to.
@@ -54,7 +60,12 @@ func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) 
 	if n.agents, err = tx.AgentNames(ctx, distinct(refs.agents)); err != nil {
 		return n, err
 	}
-	n.microservices, err = tx.MicroserviceNames(ctx, distinct(refs.microservices))
+	if n.microservices, err = tx.MicroserviceNames(ctx, distinct(refs.microservices)); err != nil {
+		return n, err
+	}
+	if routers := distinct(refs.routers); len(routers) > 0 {
+		n.routers, err = tx.RouterReports(ctx, routers)
+	}
 	return n, err
 }
 

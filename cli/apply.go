@@ -223,9 +223,11 @@ ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
 unchanged service that is not ready, or that follows a change to an agent or a
 microservice in the same run, is reconciled again first, so that its status is
 current rather than older than the apply. Ready means the service's objects are
-written to the routers' configs; --wait=rollout waits on until every agent the
-service selects has written its listener and no other still holds one, and with
---acknowledged until each of them has also applied the change (acknowledged it).
+written to the routers' configs; --wait=rollout waits on until the router of every
+agent the service selects holds its listener (its router-sync reported so; an agent
+without one acknowledged the change) and no other still does. A router that refuses
+the listener ends the wait with exit 3, naming the agent and the router's reason; a
+timeout names the agents still to go and why.
 
 With --dry-run=server (also --dry-run alone or =client: the server's rules are the
 only ones) every write is sent with ?dryRun=true: the server runs it,
@@ -238,7 +240,7 @@ would create (a service on a new microservice) is refused in a dry run.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge apply -f checkout.yaml
   svcbridge apply -f fleet/ --wait --timeout 60s
-  svcbridge apply -f checkout.yaml --wait=rollout --acknowledged
+  svcbridge apply -f checkout.yaml --wait=rollout
   svcbridge apply -f checkout.yaml --dry-run=server
   cat checkout.yaml | svcbridge apply -f -`,
 		Args: cobra.NoArgs,
@@ -248,9 +250,6 @@ would create (a service on a new microservice) is refused in a dry run.
 			}
 			client, err := c.client(cmd)
 			if err != nil {
-				return err
-			}
-			if err := w.check(); err != nil {
 				return err
 			}
 			if err := dry.apply(cmd.Context(), client, w.wait); err != nil {

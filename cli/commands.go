@@ -279,40 +279,29 @@ func dataDir(cmd *cobra.Command) string {
 
 // ---- wait flags ----
 
-// waitFlags are --wait[=ready|rollout], --acknowledged and --timeout.
+// waitFlags are --wait[=ready|rollout] and --timeout.
 type waitFlags struct {
 	wait bool
-	// rollout (--wait=rollout): past ready, until every agent the service
-	// selects has written its listener (and no other still holds one);
-	// acknowledged: and applied it (acknowledged the change).
-	rollout, acknowledged bool
-	rolloutAllowed        bool
-	timeout               time.Duration
+	// rollout (--wait=rollout): past ready, until the router of every
+	// agent the service selects holds its listener (and no other still
+	// does).
+	rollout        bool
+	rolloutAllowed bool
+	timeout        time.Duration
 }
 
-// flags adds --wait; with rollout, --wait=rollout and --acknowledged too.
+// flags adds --wait (--wait=rollout too, with rollout).
 func (w *waitFlags) flags(cmd *cobra.Command, what string, rollout bool) {
 	w.rolloutAllowed = rollout
 	f := cmd.Flags().VarPF((*waitValue)(w), "wait", "", what)
 	f.NoOptDefVal = "ready"
-	if rollout {
-		cmd.Flags().BoolVar(&w.acknowledged, "acknowledged", false, "with --wait=rollout: until every agent also acknowledged the change")
-	}
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits (a Go duration such as 60s)")
-}
-
-// check refuses --acknowledged without --wait=rollout.
-func (w *waitFlags) check() error {
-	if w.acknowledged && !w.rollout {
-		return &ExitError{Code: ExitOther, Err: errors.New("--acknowledged goes with --wait=rollout")}
-	}
-	return nil
 }
 
 // waiter is a waiter that follows these flags.
 func (w *waitFlags) waiter(cmd *cobra.Command, c *Client) *waiter {
 	p := progressWriter(cmd)
-	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p), rollout: w.rollout, acknowledged: w.acknowledged}
+	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p), rollout: w.rollout}
 }
 
 // waitValue is --wait's value: ready (the flag alone, or true), rollout,

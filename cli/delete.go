@@ -231,9 +231,6 @@ failed, 4 after --timeout.
 				return err
 			}
 			ctx, out, errOut := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if err := w.check(); err != nil {
-				return err
-			}
 			if err := dry.apply(ctx, client, w.wait); err != nil {
 				return err
 			}

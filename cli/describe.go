@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"svcbridge/routerconfig"
+	"svcbridge/wire"
 )
 
 func describeCmd(o Options) *cobra.Command {
@@ -97,10 +100,11 @@ const describeAgents = 20
 
 // distributionCounts sums a distribution up by state.
 type distributionCounts struct {
-	acknowledged int // listening, and the agent applied the change
-	written      int // listening, not acknowledged yet
-	pending      int // wanted, not listening yet
-	removing     int // listening, no longer wanted
+	applied  int // listening, and the router holds it (its router side, or the agent, said so)
+	failed   int // listening, and the router refused it or cannot serve it
+	written  int // listening, not applied yet
+	pending  int // wanted, not listening yet
+	removing int // listening, no longer wanted
 }
 
 func summarize(entries []DistributionEntry) distributionCounts {
@@ -112,8 +116,10 @@ func summarize(entries []DistributionEntry) distributionCounts {
 			c.removing++
 		case !e.Listening:
 			c.pending++
-		case e.AcknowledgedAt != nil:
-			c.acknowledged++
+		case e.Rollout == routerconfig.RolloutFailed:
+			c.failed++
+		case routerconfig.RolledOut(rolloutOf(e)):
+			c.applied++
 		default:
 			c.written++
 		}
@@ -121,9 +127,36 @@ func summarize(entries []DistributionEntry) distributionCounts {
 	return c
 }
 
+// rolloutOf is how far an entry's listener has got on its router; from a
+// server that does not say, acknowledged is all there is.
+func rolloutOf(e DistributionEntry) string {
+	switch {
+	case e.Rollout != "":
+		return e.Rollout
+	case e.AcknowledgedAt != nil:
+		return routerconfig.RolloutAcknowledged
+	default:
+		return routerconfig.RolloutPending
+	}
+}
+
 func (c distributionCounts) String() string {
-	return fmt.Sprintf("%d acknowledged, %d written (not acknowledged), %d pending, %d being removed",
-		c.acknowledged, c.written, c.pending, c.removing)
+	return fmt.Sprintf("%d applied, %d written (not applied yet), %d failed on their router, %d pending, %d being removed",
+		c.applied, c.written, c.failed, c.pending, c.removing)
+}
+
+// rolloutText shows how far a listener has got on its router, with why it
+// failed or waits: "applied", "failed: Address already in use", "pending:
+// router unreachable: ...", "-" where the agent does not listen.
+func rolloutText(state, reason string, listening bool) string {
+	switch {
+	case !listening:
+		return "-"
+	case reason != "":
+		return state + ": " + reason
+	default:
+		return state
+	}
 }
 
 // field prints one "Label:  value" line.
@@ -226,7 +259,7 @@ func (d describer) distribution(s Service, now time.Time) error {
 	if !d.all && len(shown) > describeAgents {
 		shown = shown[:describeAgents]
 	}
-	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ACKNOWLEDGED", "WRITTEN")
+	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ROUTER", "ACKNOWLEDGED", "WRITTEN")
 	for _, e := range shown {
 		reason := e.Reason
 		if e.Wanted != nil && !*e.Wanted {
@@ -234,7 +267,8 @@ func (d describer) distribution(s Service, now time.Time) error {
 		} else if e.Wanted != nil && !e.Listening {
 			reason += " (pending)"
 		}
-		t.row(e.AgentName, reason, yesNo(e.Listening), ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
+		t.row(e.AgentName, reason, yesNo(e.Listening), rolloutText(rolloutOf(e), e.RolloutReason, e.Listening),
+			ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -362,6 +396,15 @@ func (d describer) agent(ctx context.Context, name string) error {
 	d.field("Tags", strings.Join(a.Tags, ", "))
 	d.field("Upstream routers", strings.Join(upstreamRouters(a), ", "))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", a.CreatedAt.Local().Format(time.RFC3339), age(a.CreatedAt, now)))
+	d.field("Router side", routerSide(a.Router, now))
+	if r := a.Router; r != nil {
+		if r.Error != "" {
+			d.field("Router error", r.Error)
+		}
+		for _, f := range r.Failed {
+			d.field("Router refused", f.Type+"/"+f.Name+": "+f.Reason)
+		}
+	}
 	if a.RouterMode == "none" {
 		d.field("Open ports", "none (routerMode none: no router)")
 		return nil
@@ -394,7 +437,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 	if len(svcs) == 0 {
 		return nil
 	}
-	t := newIndentedTable(d.w, "SERVICE", "BRIDGE-PORT", "REASON", "LISTENING", "ACKNOWLEDGED")
+	t := newIndentedTable(d.w, "SERVICE", "BRIDGE-PORT", "REASON", "LISTENING", "ROUTER", "ACKNOWLEDGED")
 	for _, s := range svcs {
 		port := "-"
 		if s.BridgePort != nil {
@@ -406,7 +449,27 @@ func (d describer) agent(ctx context.Context, name string) error {
 		} else if s.Wanted != nil && !s.Listening {
 			reason += " (pending)"
 		}
-		t.row(s.Service, port, reason, yesNo(s.Listening), ago(s.AcknowledgedAt, now, "no"))
+		e := DistributionEntry{Listening: s.Listening, AcknowledgedAt: s.AcknowledgedAt, Rollout: s.Rollout}
+		t.row(s.Service, port, reason, yesNo(s.Listening), rolloutText(rolloutOf(e), s.RolloutReason, s.Listening), ago(s.AcknowledgedAt, now, "no"))
 	}
 	return t.flush()
+}
+
+// routerSide says what an agent's router side last reported: whether its
+// router holds the agent's latest change, and when it said so.
+func routerSide(r *wire.AgentRouter, now time.Time) string {
+	if r == nil {
+		return "none reported (no svcbridge router-sync beside this agent's router)"
+	}
+	held := fmt.Sprintf("%s, %s", plural(r.TCPListeners, "listener", "listeners"), plural(r.TCPConnectors, "connector", "connectors"))
+	state := "in step: the router holds the latest change (" + held + ")"
+	switch {
+	case r.Error != "":
+		state = "behind: " + r.Error
+	case len(r.Failed) > 0:
+		state = fmt.Sprintf("the router refused %s (%s held)", plural(len(r.Failed), "bridge", "bridges"), held)
+	case r.Lagging:
+		state = "behind: the latest change is not applied yet (" + held + ")"
+	}
+	return state + "; reported " + age(r.ReportedAt, now) + " ago"
 }

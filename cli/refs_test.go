@@ -193,7 +193,7 @@ func TestCLIDescribeSumsUpALargeDistribution(t *testing.T) {
 	}
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	out := describe("service/big")
-	if !strings.Contains(out, "Distribution:     23/25 agents listening\nBy state:         1 acknowledged, 22 written (not acknowledged), 1 pending, 1 being removed\n") ||
+	if !strings.Contains(out, "Distribution:     23/25 agents listening\nBy state:         1 applied, 22 written (not applied yet), 0 failed on their router, 1 pending, 1 being removed\n") ||
 		strings.Count(out, "\n  a") != describeAgents || !strings.Contains(out, "  ... and 5 more agents (--all lists them") {
 		t.Errorf("describe of 25 agents:\n%s", out)
 	}
@@ -280,36 +280,49 @@ func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
 	}
 }
 
+// --wait=rollout waits until every selected agent's router holds the
+// listener (as its router side says, or the agent acknowledged), and ends
+// at once, naming the agent and reason, when a router refused it.
 func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
 	ack := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	yes, no := true, false
-	entry := func(listening bool, wanted *bool, acked bool) DistributionEntry {
-		e := DistributionEntry{Listening: listening, Wanted: wanted}
+	entry := func(name string, listening bool, wanted *bool, acked bool, rollout, reason string) DistributionEntry {
+		e := DistributionEntry{AgentName: name, Listening: listening, Wanted: wanted, Rollout: rollout, RolloutReason: reason}
 		if acked {
 			e.AcknowledgedAt = &ack
 		}
 		return e
 	}
 	for _, c := range []struct {
-		name             string
-		entries          []DistributionEntry
-		written, acknowl bool // done without, with --acknowledged
+		name    string
+		entries []DistributionEntry
+		done    bool
+		waiting string // in the state, when not done
+		refused string // in the error, when refused
 	}{
-		{"none", nil, true, true},
-		{"all written", []DistributionEntry{entry(true, &yes, false), entry(true, &yes, true)}, true, false},
-		{"all acknowledged", []DistributionEntry{entry(true, &yes, true)}, true, true},
-		{"one pending", []DistributionEntry{entry(true, &yes, true), entry(false, &yes, false)}, false, false},
-		{"one still to remove", []DistributionEntry{entry(true, &yes, true), entry(true, &no, true)}, false, false},
+		{"none", nil, true, "", ""},
+		{"applied and acknowledged", []DistributionEntry{entry("a", true, &yes, true, "applied", ""), entry("b", true, &yes, true, "acknowledged", "")}, true, "", ""},
+		{"an older server: acknowledged", []DistributionEntry{entry("a", true, &yes, true, "", "")}, true, "", ""},
+		{"written, not applied", []DistributionEntry{entry("a", true, &yes, true, "applied", ""), entry("b", true, &yes, false, "pending", "router unreachable: refused")}, false,
+			"waiting for b (pending: router unreachable: refused)", ""},
+		{"one pending", []DistributionEntry{entry("a", true, &yes, true, "applied", ""), entry("b", false, &yes, false, "", "")}, false, "waiting for b (listener not written yet)", ""},
+		{"one still to remove", []DistributionEntry{entry("a", true, &yes, true, "applied", ""), entry("b", true, &no, true, "applied", "")}, false, "b (still to drop its listener)", ""},
+		{"refused by a router", []DistributionEntry{entry("a", true, &yes, true, "failed", "Address already in use")}, false, "", "refused by the router of a: Address already in use"},
 	} {
 		s := Service{Service: wire.Service{Distribution: c.entries}, HasDistribution: true}
-		if done, _, err := rolledOut(s, false); done != c.written || err != nil {
-			t.Errorf("%s: rolled out %v %v, want %v", c.name, done, err, c.written)
-		}
-		if done, _, _ := rolledOut(s, true); done != c.acknowl {
-			t.Errorf("%s --acknowledged: rolled out %v, want %v", c.name, done, c.acknowl)
+		s.Name = "checkout"
+		done, state, err := rolledOut(s)
+		switch {
+		case c.refused != "":
+			var fe *FailedError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%s: %v, want a failure naming %q", c.name, err, c.refused)
+			}
+		case done != c.done || err != nil || !strings.Contains(state, c.waiting):
+			t.Errorf("%s: rolled out %v %v, state %q; want %v, %q", c.name, done, err, state, c.done, c.waiting)
 		}
 	}
-	if _, _, err := rolledOut(Service{}, false); err == nil {
+	if _, _, err := rolledOut(Service{}); err == nil {
 		t.Errorf("a server without distributions: no error")
 	}
 	var w waitFlags
@@ -326,9 +339,6 @@ func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
 		if (err == nil) != c.ok || w.wait != c.wait || w.rollout != c.rollout {
 			t.Errorf("--wait=%s (rollout allowed %v): %+v %v", c.set, c.allowed, w, err)
 		}
-	}
-	if err := (&waitFlags{acknowledged: true}).check(); err == nil {
-		t.Errorf("--acknowledged without --wait=rollout")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+
+	"svcbridge/wire"
 )
 
 // statusView is `status -o json|yaml`.
@@ -43,6 +45,8 @@ type statusAgent struct {
 	OpenPorts     []string `json:"openPorts"`
 	// RouterError says why the open ports are unknown.
 	RouterError string `json:"routerError,omitempty"`
+	// Router is what its router side last reported (absent: none).
+	Router *wire.AgentRouter `json:"router,omitempty"`
 }
 
 func statusCmd(o Options) *cobra.Command {
@@ -129,7 +133,7 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	var unreachable error
 	sem := make(chan struct{}, 8)
 	for i, a := range inv.agents {
-		v.Agents[i] = statusAgent{Name: a.Name, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter, OpenPorts: []string{}}
+		v.Agents[i] = statusAgent{Name: a.Name, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter, OpenPorts: []string{}, Router: a.Router}
 		if a.RouterMode == "none" {
 			continue
 		}
@@ -211,7 +215,7 @@ func printStatus(w io.Writer, v statusView) error {
 	if len(v.Agents) == 0 {
 		fmt.Fprintln(w, "No agents.")
 	} else {
-		t := newTable(w, "AGENT", "ROUTER-MODE", "OPEN-PORTS")
+		t := newTable(w, "AGENT", "ROUTER-MODE", "OPEN-PORTS", "ROUTER")
 		for _, a := range v.Agents {
 			mode := a.RouterMode
 			if a.DefaultRouter {
@@ -221,7 +225,7 @@ func printStatus(w io.Writer, v statusView) error {
 			if a.RouterError != "" {
 				ports = "? (" + a.RouterError + ")"
 			}
-			t.row(a.Name, mode, ports)
+			t.row(a.Name, mode, ports, routerColumn(a.Router))
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -237,4 +241,21 @@ func printStatus(w io.Writer, v statusView) error {
 		fmt.Fprintf(w, "\nworkers: %s\n", v.Worker)
 	}
 	return nil
+}
+
+// routerColumn is status's word for what an agent's router side last
+// reported: "-" with none, "in step", "behind: <why>", "refused N: <first>".
+func routerColumn(r *wire.AgentRouter) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Error != "":
+		return "behind: " + r.Error
+	case len(r.Failed) > 0:
+		return fmt.Sprintf("refused %d: %s %s", len(r.Failed), r.Failed[0].Name, r.Failed[0].Reason)
+	case r.Lagging:
+		return "behind"
+	default:
+		return "in step"
+	}
 }

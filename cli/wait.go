@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"svcbridge/routerconfig"
 )
 
 // pollInterval is how often --wait reads the service.
@@ -47,9 +49,9 @@ type waiter struct {
 	progress io.Writer // the updating progress line; nil: none
 	width    int
 	interval time.Duration
-	// rollout: ready is not enough, the agents must have their listeners
-	// (and, with acknowledged, have applied them); see rolledOut.
-	rollout, acknowledged bool
+	// rollout: ready is not enough, the agents' routers must hold their
+	// listeners; see rolledOut.
+	rollout bool
 }
 
 // wait follows targets until each is done, or timeout passes. It prints a
@@ -160,7 +162,7 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 	switch svc.ProvisioningStatus {
 	case "ready":
 		if w.rollout {
-			done, state, err := rolledOut(svc, w.acknowledged)
+			done, state, err := rolledOut(svc)
 			if t.state = state; !done {
 				t.done, t.err = err != nil, err
 				return
@@ -174,18 +176,40 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 	}
 }
 
-// rolledOut reports whether a ready service has reached every agent: each
-// agent it selects has written its listener (and, with acknowledged,
-// applied it), and no agent it no longer selects still holds one; state
-// says how far it is. A server that reports no distribution cannot tell.
-func rolledOut(s Service, acknowledged bool) (done bool, state string, err error) {
+// rolledOut reports whether a ready service has reached every agent: the
+// router of each agent it selects holds its listener (as the agent's
+// router side reported, or, without one, as the agent acknowledged), and no
+// agent it no longer selects still holds one. A router that refused the
+// listener or cannot serve it ends the wait (err), naming the agent and the
+// router's reason; state names the agents still to go, and why. A server
+// that reports no distribution cannot tell.
+func rolledOut(s Service) (done bool, state string, err error) {
 	if !s.HasDistribution {
 		return false, "", &ExitError{Code: ExitOther, Err: errors.New("this server does not report distributions: --wait=rollout cannot tell; use --wait")}
 	}
-	c := summarize(s.Distribution)
-	state = "ready, rolling out: " + c.String()
-	done = c.pending == 0 && c.removing == 0 && (!acknowledged || c.written == 0)
-	return done, state, nil
+	var refused, waiting []string
+	for _, e := range s.Distribution {
+		wanted := e.Wanted == nil || *e.Wanted
+		switch r := rolloutOf(e); {
+		case !wanted && e.Listening:
+			waiting = append(waiting, e.AgentName+" (still to drop its listener)")
+		case !wanted:
+		case !e.Listening:
+			waiting = append(waiting, e.AgentName+" (listener not written yet)")
+		case r == routerconfig.RolloutFailed:
+			refused = append(refused, e.AgentName+": "+e.RolloutReason)
+		case !routerconfig.RolledOut(r):
+			waiting = append(waiting, e.AgentName+" ("+rolloutText(r, e.RolloutReason, true)+")")
+		}
+	}
+	if len(refused) > 0 {
+		return false, "", &FailedError{Service: s.Name, Message: "its listener was refused by the router of " + strings.Join(refused, "; ")}
+	}
+	state = "ready, rolling out: " + summarize(s.Distribution).String()
+	if len(waiting) > 0 {
+		state += "; waiting for " + strings.Join(waiting, ", ")
+	}
+	return len(waiting) == 0, state, nil
 }
 
 // pollRouters checks that no router still holds the deleted service's

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -130,6 +132,41 @@ func (p *Plane) Get(path string, into any) int {
 		}
 	}
 	return resp.StatusCode
+}
+
+// CLIResult is what a run of the svcbridge CLI printed, and its exit code.
+type CLIResult struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// CLI runs the svcbridge binary's client verbs against the plane, as the
+// admin, as a person would.
+func (p *Plane) CLI(args ...string) CLIResult {
+	p.t.Helper()
+	cmd := exec.Command(proctest.Svcbridge(p.t), args...)
+	cmd.Env = append(os.Environ(), "SVCBRIDGE_SERVER="+p.URL, "SVCBRIDGE_TOKEN="+p.Token, "XDG_CONFIG_HOME="+p.t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := CLIResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.Code = ee.ExitCode()
+	case err != nil:
+		p.t.Fatal(err)
+	}
+	return r
+}
+
+// File writes content to a file of the test's and returns its path.
+func (p *Plane) File(name, content string) string {
+	path := filepath.Join(p.t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
 }
 
 // Agent creates an agent and returns its token.

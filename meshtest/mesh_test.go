@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +180,74 @@ func TestMeshCarriesEachType(t *testing.T) {
 	f.reaches(coreSSH, "ssh@core:", f.hub, f.edge1)
 	f.reaches(vendor, "vendor@ext:", f.hub, f.edge2)
 	f.converged()
+
+	// What svcbridge shows is what the routers hold: every listener of
+	// checkout applied, each router in step.
+	f.rollout("checkout", map[string]string{"hub": "applied", "core": "applied", "edge2": "applied"})
+	for _, name := range []string{"hub", "core", "edge1", "edge2"} {
+		var a struct {
+			Router *struct {
+				Error   string `json:"error"`
+				Lagging bool   `json:"lagging"`
+			} `json:"router"`
+		}
+		f.p.Call(http.MethodGet, "/agents/"+name, nil, http.StatusOK, &a)
+		if a.Router == nil || a.Router.Error != "" || a.Router.Lagging {
+			t.Errorf("agent %s: router %+v, want in step", name, a.Router)
+		}
+	}
+
+	// A port already taken on edge1's host: its router cannot listen there.
+	// svcbridge names the agent and the router's reason; the others serve.
+	taken, err := f.edge1.Listen("0.0.0.0:10028")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	blocked := f.service(map[string]any{"name": "blocked", "type": "agent", "resource": "core", "targetPort": 2223, "tags": []string{"ops"}})
+	if blocked != 10028 {
+		t.Fatalf("blocked got bridge port %d, want the taken 10028", blocked)
+	}
+	f.rollout("blocked", map[string]string{"hub": "applied", "edge1": "failed: Address already in use - listen on :10028"})
+	cli := f.p.CLI("apply", "-f", f.p.File("blocked.yaml", "kind: Service\nmetadata: {name: blocked, tags: [ops]}\nspec: {type: agent, resource: core, targetPort: 2223}\n"),
+		"--wait=rollout", "--timeout", "30s")
+	if cli.Code != 3 || !strings.Contains(cli.Stderr, "service blocked failed: its listener was refused by the router of edge1: Address already in use") {
+		t.Errorf("apply --wait=rollout with a port taken on edge1: %+v", cli)
+	}
+	if out := f.p.CLI("describe", "service", "blocked").Stdout; !regexp.MustCompile(`(?m)^\s+edge1\s+service\.iofog\.org/tag: ops\s+yes\s+failed: Address already in use`).MatchString(out) {
+		t.Errorf("describe service blocked:\n%s", out)
+	}
+	if out := f.p.CLI("status").Stdout; !regexp.MustCompile(`(?m)^edge1\s+edge\s+\S+\s+refused 1: blocked-listener Address already in use`).MatchString(out) {
+		t.Errorf("status:\n%s", out)
+	}
+	// The port freed, the router's retry takes it.
+	taken.Close()
+	f.rollout("blocked", map[string]string{"hub": "applied", "edge1": "applied"})
+	f.reaches(blocked, "ssh@core:", f.hub, f.edge1)
+}
+
+// rollout waits until a service's distribution shows each agent's
+// listener as want says: "applied", or "failed: <reason>".
+func (f *fleet) rollout(service string, want map[string]string) {
+	f.t.Helper()
+	waitFor(f.t, service+"'s rollout "+fmt.Sprint(want), follows, func() (bool, string) {
+		var svc struct {
+			Distribution []struct {
+				AgentName     string `json:"agentName"`
+				Rollout       string `json:"rollout"`
+				RolloutReason string `json:"rolloutReason"`
+			} `json:"distribution"`
+		}
+		f.p.Call(http.MethodGet, "/services/"+service, nil, http.StatusOK, &svc)
+		got := map[string]string{}
+		for _, e := range svc.Distribution {
+			got[e.AgentName] = e.Rollout
+			if e.RolloutReason != "" {
+				got[e.AgentName] += ": " + e.RolloutReason
+			}
+		}
+		return maps.Equal(got, want), fmt.Sprint(got)
+	})
 }
 
 // TestMeshFollowsChanges: traffic follows each change within follows, and

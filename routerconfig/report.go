@@ -121,3 +121,46 @@ func boundedText(obj map[string]json.RawMessage, key string, limit int) (*string
 	}
 	return v, nil
 }
+
+// How far a bridge given to an agent's router has got, as Rollout says.
+const (
+	// RolloutApplied: the router holds it (its router side reported so).
+	RolloutApplied = "applied"
+	// RolloutAcknowledged: the agent acknowledged the change; it has no
+	// router side that reports more.
+	RolloutAcknowledged = "acknowledged"
+	// RolloutFailed: the router refused it or cannot serve it.
+	RolloutFailed = "failed"
+	// RolloutPending: not applied yet.
+	RolloutPending = "pending"
+)
+
+// Rollout decides how far the bridge of typ named name, given to an
+// agent's router by a change the agent has acknowledged (or not), has got,
+// from the router side's last report (nil when the agent has none): failed
+// when the report names it, with the router's reason; applied, or without
+// a router side acknowledged, once acknowledged; else pending, with the
+// router side's error (the router unreachable) as the reason.
+func Rollout(typ, name string, acknowledged bool, r *wire.RouterReport) (state, reason string) {
+	if r != nil {
+		for _, f := range r.Failed {
+			if f.Type == typ && f.Name == name {
+				return RolloutFailed, f.Reason
+			}
+		}
+	}
+	switch {
+	case acknowledged && r != nil:
+		return RolloutApplied, ""
+	case acknowledged:
+		return RolloutAcknowledged, ""
+	case r != nil:
+		return RolloutPending, r.Error
+	default:
+		return RolloutPending, ""
+	}
+}
+
+// RolledOut reports whether a state counts as rolled out: the router holds
+// the bridge, as far as anyone can tell.
+func RolledOut(state string) bool { return state == RolloutApplied || state == RolloutAcknowledged }

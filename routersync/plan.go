@@ -68,11 +68,12 @@ func Failed(current routerconfig.Entity) string {
 // PlanApply compares what a router should hold (desired, every entity of
 // its document) with what it holds (current, as its management lists
 // them) for the types the sync manages: an entity missing is created, one
-// that differs or failed (Failed) is deleted and created again, and one
+// that differs (or, with retry, failed: Failed) is deleted and created
+// again, and one
 // the sync owns (Owns) that the document no longer holds is deleted. The
 // router entity and its listeners are compared only to say whether a
 // restart is due.
-func PlanApply(desired, current []routerconfig.Entity, types []string, previous map[string]bool) Plan {
+func PlanApply(desired, current []routerconfig.Entity, types []string, previous map[string]bool, retry bool) Plan {
 	var p Plan
 	have := map[string]routerconfig.Entity{}
 	for _, c := range current {
@@ -92,7 +93,7 @@ func PlanApply(desired, current []routerconfig.Entity, types []string, previous 
 		case !slices.Contains(types, d.Type):
 		case !ok:
 			p.Creates = append(p.Creates, d)
-		case !d.Same(c) || Failed(c) != "":
+		case !d.Same(c) || retry && Failed(c) != "":
 			p.Deletes = append(p.Deletes, c)
 			p.Creates = append(p.Creates, d)
 		}

@@ -36,6 +36,7 @@ func TestPlanApply(t *testing.T) {
 		desired, current []routerconfig.Entity
 		types            []string
 		previous         []string
+		retry            bool
 		creates, deletes string
 		restart          string // a substring of the restart reasons; "" for none
 	}{
@@ -60,11 +61,17 @@ func TestPlanApply(t *testing.T) {
 			deletes: "tcpListener/a-listener", creates: "tcpListener/a-listener",
 		},
 		{
-			name:    "a listener whose socket failed is made again",
+			name:    "a listener whose socket failed is made again on a retry",
+			desired: []routerconfig.Entity{ent(tl, "a-listener", "port=10024", "address=a")},
+			current: []routerconfig.Entity{ent(tl, "a-listener", "port=10024", "address=a", "operStatus=down", "connectionMsg=Address already in use")},
+			types:   AgentTypes, retry: true,
+			deletes: "tcpListener/a-listener", creates: "tcpListener/a-listener",
+		},
+		{
+			name:    "and left alone otherwise",
 			desired: []routerconfig.Entity{ent(tl, "a-listener", "port=10024", "address=a")},
 			current: []routerconfig.Entity{ent(tl, "a-listener", "port=10024", "address=a", "operStatus=down", "connectionMsg=Address already in use")},
 			types:   AgentTypes,
-			deletes: "tcpListener/a-listener", creates: "tcpListener/a-listener",
 		},
 		{
 			name:    "a listener down for want of a connector is left as it is",
@@ -110,7 +117,7 @@ func TestPlanApply(t *testing.T) {
 			for _, k := range tc.previous {
 				prev[k] = true
 			}
-			p := PlanApply(tc.desired, tc.current, tc.types, prev)
+			p := PlanApply(tc.desired, tc.current, tc.types, prev, tc.retry)
 			if got := keysOf(p.Creates); got != tc.creates {
 				t.Errorf("creates %q, want %q", got, tc.creates)
 			}

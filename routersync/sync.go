@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"svcbridge/routerconfig"
 	"svcbridge/routermgmt"
@@ -89,6 +90,10 @@ type Sync struct {
 	sent     *Report         // the last report the source took
 	pending  *Report         // a report not yet taken
 	failures int             // applies in a row that left work undone
+	checks   int             // looks still to take at new listeners
+	// unserved are the listeners the router holds but cannot serve (their
+	// socket failed), by key, with the router's reason.
+	unserved map[string]string
 }
 
 // New makes a Sync; Run runs it.
@@ -99,7 +104,7 @@ func New(o Options) *Sync {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Sync{Options: o, previous: map[string]bool{}}
+	return &Sync{Options: o, previous: map[string]bool{}, unserved: map[string]string{}}
 }
 
 // update is one answer of the source.
@@ -117,6 +122,9 @@ func (s *Sync) Run(ctx context.Context) error {
 	retry.Stop()
 	resync := time.NewTicker(s.Resync)
 	defer resync.Stop()
+	// retrying: this apply makes failed listeners again (the retry timer
+	// fired for that: retryNext).
+	retrying, retryNext := false, false
 	defer func() {
 		if s.router != nil {
 			s.router.Close()
@@ -140,13 +148,17 @@ func (s *Sync) Run(ctx context.Context) error {
 			s.desired = &u.d
 			s.writeFirstFile()
 		case <-retry.C:
+			retrying = retryNext
 		case <-resync.C:
 		case <-routerDone:
 			s.Log.Warn("lost the router's management connection; reconnecting")
 			s.router.Close()
 			s.router = nil
 		}
-		if next := s.apply(ctx); next > 0 {
+		var next time.Duration
+		next, retryNext = s.apply(ctx, retrying)
+		retrying = false
+		if next > 0 {
 			retry.Reset(next)
 		}
 		s.report(ctx)
@@ -197,42 +209,53 @@ func (s *Sync) watch(ctx context.Context, updates chan<- update) {
 // again.
 const maxWait = 30 * time.Second
 
-// apply makes the router hold the desired document, and returns when to
-// try again (0: nothing left to do but resync).
-func (s *Sync) apply(ctx context.Context) time.Duration {
+// apply makes the router hold the desired document (making failed
+// listeners again with retry), and returns when to apply again, and
+// whether that is a retry (0: nothing to do until something changes or
+// the resync).
+func (s *Sync) apply(ctx context.Context, retry bool) (time.Duration, bool) {
 	if s.desired == nil {
-		return 0 // never touch the router without a document
+		return 0, false // never touch the router without a document
 	}
 	d := *s.desired
 	report := Report{Version: d.Version, Failed: []wire.FailedBridge{}}
-	err := s.applyOnce(ctx, d, &report)
+	created, err := s.applyOnce(ctx, d, retry, &report)
 	if err != nil {
 		report.Error = err.Error()
 		s.Log.Error("router not in step with its document", "error", err)
 	}
 	s.pending = &report
 	switch {
-	case err == nil && len(report.Failed) == 0:
-		s.failures = 0
-		return 0
 	case s.router == nil:
 		// Unreachable: a router restarting is back within seconds.
-		return time.Second
-	default:
+		return time.Second, false
+	case err != nil || len(report.Failed) > 0:
 		// Refused or failed bridges: their retry backs off to a minute.
 		s.failures++
-		return min(time.Second<<min(s.failures, 6), time.Minute)
+		return min(time.Second<<min(s.failures, 6), time.Minute), true
+	case created:
+		// A new listener opens its port once its address is reachable
+		// in the network: look again shortly for a port taken.
+		s.failures, s.checks = 0, 3
+		return time.Second, false
+	case s.checks > 0:
+		s.checks--
+		return time.Second << (3 - s.checks), false
+	default:
+		s.failures = 0
+		return 0, false
 	}
 }
 
-// applyOnce is one apply: connect, read, plan, change, record.
-func (s *Sync) applyOnce(ctx context.Context, d Desired, report *Report) error {
+// applyOnce is one apply: connect, read, plan, change, record; created
+// says whether it made listeners.
+func (s *Sync) applyOnce(ctx context.Context, d Desired, retry bool, report *Report) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if s.router == nil {
 		r, err := s.Dial(ctx)
 		if err != nil {
-			return fmt.Errorf("router unreachable: %w", err)
+			return false, fmt.Errorf("router unreachable: %w", err)
 		}
 		s.router = r
 		s.Log.Info("connected to the router's management")
@@ -245,21 +268,21 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, report *Report) error {
 	for _, typ := range append([]string{routerconfig.EntityRouter, routerconfig.EntityListener}, d.Types...) {
 		es, err := s.router.Query(ctx, typ)
 		if err != nil {
-			return s.lost(fmt.Errorf("router unreachable: reading its %ss: %w", typ, err))
+			return false, s.lost(fmt.Errorf("router unreachable: reading its %ss: %w", typ, err))
 		}
 		current = append(current, es...)
 	}
-	plan := PlanApply(desired, current, d.Types, s.previous)
+	plan := PlanApply(desired, current, d.Types, s.previous, retry)
 	for _, e := range plan.Deletes {
 		if err := s.router.Delete(ctx, e.Type, e.Name); err != nil && !routermgmt.NotFound(err) {
-			return s.lost(fmt.Errorf("deleting %s: %w", e.Key(), err))
+			return false, s.lost(fmt.Errorf("deleting %s: %w", e.Key(), err))
 		}
 		s.Log.Info("deleted", "entity", e.Key())
 	}
 	// invalid are the entities the router refused: left out of the
 	// start-up file, where they would stop the router at start.
 	invalid := map[string]string{}
-	created := 0
+	made := 0
 	for _, e := range plan.Creates {
 		err := s.router.Create(ctx, e)
 		switch {
@@ -267,27 +290,15 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, report *Report) error {
 			invalid[e.Key()] = err.Error()
 			s.Log.Error("the router refused an entity", "entity", e.Key(), "error", err)
 		case err != nil:
-			return s.lost(fmt.Errorf("creating %s: %w", e.Key(), err))
+			return false, s.lost(fmt.Errorf("creating %s: %w", e.Key(), err))
 		default:
-			created++
+			made++
+			created = created || e.Type == routerconfig.EntityTCPListener
 			s.Log.Info("created", "entity", e.Key())
 		}
 	}
-	failed := maps.Clone(invalid)
-	// A listener's socket opens after its create: read what the router
-	// says of the listeners it holds.
-	held, err := s.router.Query(ctx, routerconfig.EntityTCPListener)
-	if err != nil {
-		return s.lost(fmt.Errorf("router unreachable: %w", err))
-	}
-	want := map[string]bool{}
-	for _, e := range desired {
-		want[e.Key()] = true
-	}
-	for _, h := range held {
-		if why := Failed(h); why != "" && want[h.Key()] {
-			failed[h.Key()] = why
-		}
+	if err := s.observe(ctx, desired); err != nil {
+		return false, err
 	}
 	s.previous = map[string]bool{}
 	for _, e := range desired {
@@ -296,12 +307,13 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, report *Report) error {
 		}
 	}
 	if err := s.writeFile(d, invalid); err != nil {
-		return err
+		return false, err
 	}
+	failed := maps.Clone(invalid)
+	maps.Copy(failed, s.unserved)
 	for _, key := range slices.Sorted(maps.Keys(failed)) {
-		e := routerconfig.Entity{}
-		e.Type, e.Name, _ = strings.Cut(key, "/")
-		report.Failed = append(report.Failed, wire.FailedBridge{Type: e.Type, Name: e.Name, Reason: failed[key]})
+		typ, name, _ := strings.Cut(key, "/")
+		report.Failed = append(report.Failed, wire.FailedBridge{Type: typ, Name: name, Reason: printable(failed[key])})
 	}
 	for _, e := range desired {
 		if _, bad := failed[e.Key()]; bad {
@@ -318,11 +330,57 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, report *Report) error {
 		seq := d.Seq
 		report.LastUpdated = &seq
 	}
-	s.Log.Debug("applied", "version", d.Version, "created", created, "deleted", len(plan.Deletes), "failed", len(failed))
+	s.Log.Debug("applied", "version", d.Version, "created", made, "deleted", len(plan.Deletes), "failed", len(failed))
 	if len(plan.Restart) > 0 && !d.NoRouter {
-		return fmt.Errorf("restart the router to apply its start-up file %s: %s", s.ConfigFile, strings.Join(plan.Restart, "; "))
+		return created, fmt.Errorf("restart the router to apply its start-up file %s: %s", s.ConfigFile, strings.Join(plan.Restart, "; "))
+	}
+	return created, nil
+}
+
+// observe reads what the router says of the listeners it holds: one whose
+// socket failed (its port taken on the host) cannot serve until a retry
+// makes it again and it is seen up; a listener down without a message
+// waits for its address to be reachable, and keeps what was said of it
+// (a retried one that failed is not taken for served before it is up).
+func (s *Sync) observe(ctx context.Context, desired []routerconfig.Entity) error {
+	held, err := s.router.Query(ctx, routerconfig.EntityTCPListener)
+	if err != nil {
+		return s.lost(fmt.Errorf("router unreachable: %w", err))
+	}
+	want := map[string]bool{}
+	for _, e := range desired {
+		want[e.Key()] = true
+	}
+	for key := range s.unserved {
+		if !want[key] {
+			delete(s.unserved, key)
+		}
+	}
+	for _, h := range held {
+		switch why, status := Failed(h), h.Attrs["operStatus"]; {
+		case !want[h.Key()]:
+		case why != "":
+			s.unserved[h.Key()] = why
+		case status == "up":
+			delete(s.unserved, h.Key())
+		}
 	}
 	return nil
+}
+
+// printable is what the router said, fit for a report: control
+// characters as spaces, at most the report's bound.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > routerconfig.MaxReportText {
+		s = s[:routerconfig.MaxReportText]
+	}
+	return strings.ToValidUTF8(s, "")
 }
 
 // lost closes a management connection that failed mid-apply, so the next

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs svcbridge's whole test suite on real parts: PostgreSQL (started, or
-# installed with apt when missing), the in-process Temporal server, SQLite.
+# installed with apt when missing), the in-process Temporal server, SQLite,
+# real skupper routers in network namespaces.
 # Usage: scripts/test.sh            (everything, as CI runs it)
 #        FUZZTIME=0 scripts/test.sh (skip the bounded fuzzing)
 #        FUZZTIME=20000x scripts/test.sh (another budget for every target)
@@ -51,6 +52,26 @@ ensure_prometheus() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
 }
 
+# A real skupper router (skrouterd 3.5.1) for the router side's tests
+# (routersync, meshtest): built from its sources by the workplace's
+# router/build.sh (found beside the checkout, or at SKROUTERD_SOURCES)
+# into ~/.cache/skrouterd/3.5.1 once per machine (3-5 minutes cold, a few
+# ms once built). It prints the binary's path last.
+ensure_router() {
+  local built="${SKROUTERD_PREFIX:-$HOME/.cache/skrouterd/3.5.1}/sbin/skrouterd"
+  local dir
+  for dir in "${SKROUTERD_SOURCES:-}" "$PWD/../shared/router" /work/shared/router; do
+    if [ -n "$dir" ] && [ -x "$dir/build.sh" ]; then
+      # cmake leaves files in the working directory: not in the checkout.
+      (cd "$(mktemp -d)" && "$dir/build.sh") | tail -n 1
+      return
+    fi
+  done
+  if [ -x "$built" ]; then echo "$built"; return; fi
+  echo "no skupper router sources (router/build.sh): set SKROUTERD_SOURCES" >&2
+  return 1
+}
+
 ensure_postgres
 # On a fresh machine apt (network and dpkg) runs beside the Go builds
 # below, which are CPU's; a failure of either fails the run at its wait.
@@ -59,6 +80,8 @@ ensure_postgres
   ensure_prometheus
 ) &
 apt_pid=$!
+ensure_router >"${TMPDIR:-/tmp}/svcbridge-skrouterd.path" &
+router_pid=$!
 
 # The Temporal server and temporal-sql-tool of docker-compose.yml's release
 # for systemtest's production rehearsal, and a real kube-apiserver and etcd
@@ -72,6 +95,9 @@ KUBEBUILDER_ASSETS=$(scripts/kube-bins.sh | tail -n 1)
 export KUBEBUILDER_ASSETS
 wait "$temporal_pid"
 wait "$apt_pid"
+wait "$router_pid"
+SKROUTERD=$(cat "${TMPDIR:-/tmp}/svcbridge-skrouterd.path")
+export SKROUTERD
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -90,7 +116,7 @@ echo "== go test on a crowded PostgreSQL"
 scripts/crowded-postgres.sh 60 ./store/ ./api/
 
 echo "== go test -race (packages with concurrency)"
-go test -count=1 -race -timeout 30m ./store/... ./activities/ ./api/ ./routerconfig/ ./service/ ./workflows/ ./worker/ ./cli/
+go test -count=1 -race -timeout 30m ./store/... ./activities/ ./api/ ./routerconfig/ ./routersync/ ./service/ ./workflows/ ./worker/ ./cli/
 
 # Budgets are counts of inputs, not durations: Go 1.26's fuzz coordinator
 # can fail a target with "context deadline exceeded" when a duration ends

@@ -159,8 +159,9 @@ func (t *Tx) setAgentLists(ctx context.Context, a inventory.Agent) error {
 }
 
 // syncRouterPresence gives an agent with a router a config (kept if it has
-// one) and takes it away, with what svcbridge recorded there, from an agent
-// without.
+// one) with the router's site as it is now (service.PlanSite: its id,
+// mode and links), and takes it away, with what svcbridge recorded there,
+// from an agent without.
 func (t *Tx) syncRouterPresence(ctx context.Context, a inventory.Agent) error {
 	t.touch(changeVersions, a.UUID)
 	if !a.HasRouter() {
@@ -170,12 +171,34 @@ func (t *Tx) syncRouterPresence(ctx context.Context, a inventory.Agent) error {
 		_, err := t.exec(ctx, `DELETE FROM router_configs WHERE agent_uuid = ?`, a.UUID)
 		return err
 	}
-	n, err := t.exec(ctx, `INSERT INTO router_configs (agent_uuid, config, version, updated_at) VALUES (?, ?, 1, ?)
-		ON CONFLICT (agent_uuid) DO NOTHING`, a.UUID, routerconfig.Empty, now())
-	if err != nil || n == 0 {
+	if _, err := t.exec(ctx, `INSERT INTO router_configs (agent_uuid, config, version, updated_at) VALUES (?, ?, 1, ?)
+		ON CONFLICT (agent_uuid) DO NOTHING`, a.UUID, routerconfig.Empty, now()); err != nil {
 		return err
 	}
-	_, err = t.flagChange(ctx, a.UUID)
+	return t.writeSite(ctx, a.UUID)
+}
+
+// writeSite writes an agent's router site into its document when it
+// changed, as a change the agent pulls. A document that is not JSON is
+// left to the reconcile, which reports it.
+func (t *Tx) writeSite(ctx context.Context, uuid string) error {
+	sites, err := t.RouterSites(ctx, []string{uuid})
+	if err != nil {
+		return err
+	}
+	st, ok := sites[uuid]
+	if !ok {
+		return nil
+	}
+	base, err := t.RouterConfig(ctx, uuid)
+	if err != nil {
+		return err
+	}
+	doc, changed, err := routerconfig.WithSite(base, service.PlanSite(st.Agent, st.Upstreams, st.Default))
+	if err != nil || !changed {
+		return nil
+	}
+	_, err = t.routersChanged(ctx, map[string][]byte{uuid: doc})
 	return err
 }
 

@@ -16,10 +16,18 @@ type RouterReport struct {
 	AppliedSeq    *int64    `db:"applied_seq"`
 	Error         string    `db:"error"`
 	FailedJSON    string    `db:"failed"`
+	FailedCount   int       `db:"failed_count"`
 	TCPListeners  int       `db:"tcp_listeners"`
 	TCPConnectors int       `db:"tcp_connectors"`
 	ReportedAt    time.Time `db:"reported_at"`
+	// Latest is the agent's latest change (its lastUpdated): the router
+	// lags while AppliedSeq is behind it.
+	Latest int64 `db:"latest"`
 }
+
+// Lagging reports whether the router has not applied the agent's latest
+// change.
+func (r RouterReport) Lagging() bool { return r.AppliedSeq == nil || *r.AppliedSeq < r.Latest }
 
 // Failed are the bridges the router refused or cannot serve.
 func (r RouterReport) Failed() []wire.FailedBridge {
@@ -28,7 +36,7 @@ func (r RouterReport) Failed() []wire.FailedBridge {
 	return out
 }
 
-const reportCols = `agent_uuid, version, applied_seq, error, failed, tcp_listeners, tcp_connectors, reported_at`
+const reportCols = `agent_uuid, version, applied_seq, error, failed, failed_count, tcp_listeners, tcp_connectors, reported_at`
 
 // SaveRouterReport records what an agent's router side reports; with a
 // LastUpdated, it acknowledges the changes up to it (AckChanges), in the
@@ -42,11 +50,11 @@ func (t *Tx) SaveRouterReport(ctx context.Context, agentUUID string, r wire.Rout
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, `INSERT INTO router_reports (`+reportCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = t.exec(ctx, `INSERT INTO router_reports (`+reportCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent_uuid) DO UPDATE SET version = excluded.version, applied_seq = excluded.applied_seq,
-			error = excluded.error, failed = excluded.failed, tcp_listeners = excluded.tcp_listeners,
-			tcp_connectors = excluded.tcp_connectors, reported_at = excluded.reported_at`,
-		agentUUID, r.Version, r.LastUpdated, r.Error, string(fj), r.TCPListeners, r.TCPConnectors, now())
+			error = excluded.error, failed = excluded.failed, failed_count = excluded.failed_count,
+			tcp_listeners = excluded.tcp_listeners, tcp_connectors = excluded.tcp_connectors, reported_at = excluded.reported_at`,
+		agentUUID, r.Version, r.LastUpdated, r.Error, string(fj), len(failed), r.TCPListeners, r.TCPConnectors, now())
 	if err != nil || r.LastUpdated == nil {
 		return err
 	}
@@ -57,12 +65,14 @@ func (t *Tx) SaveRouterReport(ctx context.Context, agentUUID string, r wire.Rout
 // one, by agent uuid (every agent's when agentUUIDs is nil).
 func (t *Tx) RouterReports(ctx context.Context, agentUUIDs []string) (map[string]RouterReport, error) {
 	var rows []RouterReport
+	const read = `SELECT r.` + reportCols + `, COALESCE(c.last_updated, 0) AS latest
+		FROM router_reports r LEFT JOIN agent_changes c ON c.agent_uuid = r.agent_uuid`
 	if agentUUIDs == nil {
-		if err := t.sel(ctx, &rows, `SELECT `+reportCols+` FROM router_reports`); err != nil {
+		if err := t.sel(ctx, &rows, read); err != nil {
 			return nil, err
 		}
 	} else if len(agentUUIDs) > 0 {
-		query, args, err := t.in(`SELECT `+reportCols+` FROM router_reports WHERE agent_uuid IN (?)`, agentUUIDs)
+		query, args, err := t.in(read+` WHERE r.agent_uuid IN (?)`, agentUUIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -89,4 +99,20 @@ func (t *Tx) RouterReportOf(ctx context.Context, agentUUID string) (RouterReport
 		return r, ErrNotFound
 	}
 	return r, nil
+}
+
+// Report is the report as its router side sent it.
+func (r RouterReport) Report() wire.RouterReport {
+	return wire.RouterReport{LastUpdated: r.AppliedSeq, Version: r.Version, Error: r.Error, Failed: r.Failed(),
+		TCPListeners: r.TCPListeners, TCPConnectors: r.TCPConnectors}
+}
+
+// Shown is the report as the API shows it on the agent.
+func (r RouterReport) Shown() *wire.AgentRouter {
+	failed := r.Failed()
+	if failed == nil {
+		failed = []wire.FailedBridge{}
+	}
+	return &wire.AgentRouter{ReportedAt: r.ReportedAt, AppliedChange: r.AppliedSeq, Lagging: r.Lagging(), Error: r.Error,
+		Failed: failed, TCPListeners: r.TCPListeners, TCPConnectors: r.TCPConnectors}
 }

@@ -190,9 +190,13 @@ func TestAgentRows(t *testing.T) {
 			if err != nil || !slices.Equal(a.Tags, []string{"b", "a"}) || !slices.Equal(a.UpstreamRouters, []string{"a-1"}) {
 				return fmt.Errorf("GetAgent by uuid = %+v, %v (tags keep their order)", a, err)
 			}
+			// A new router's config: no bridges, and its site (its
+			// uplink to its upstream router, dialled by name without a host).
 			cfg, err := tx.RouterConfig(ctx, "a-2")
-			if err != nil || string(cfg) != routerconfig.Empty {
-				return fmt.Errorf("router config = %s, %v", cfg, err)
+			want, _, _ := routerconfig.WithSite([]byte(routerconfig.Empty), routerconfig.Site{ID: "a-2", Mode: routerconfig.ModeEdge,
+				Links: []routerconfig.Link{{Name: "a-1", Host: "hub", Port: routerconfig.EdgePort, Role: routerconfig.RoleEdge}}})
+			if err != nil || string(cfg) != string(want) {
+				return fmt.Errorf("router config = %s, %v; want %s", cfg, err, want)
 			}
 			if ch, err := tx.AgentChanges(ctx, "a-2"); err != nil || !ch.MicroserviceConfig {
 				return fmt.Errorf("new router's changes = %+v, %v", ch, err)

@@ -459,14 +459,14 @@ func TestCLIEveryVerb(t *testing.T) {
 				t.Errorf("describe service lacks %q:\n%s", want, r)
 			}
 		}
-		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+no\s+\d+[smhd] ago$`).MatchString(r.stdout) ||
-			!regexp.MustCompile(`(?m)^\s+hub\s+hub\s+yes\s+no\s+\d+[smhd] ago$`).MatchString(r.stdout) {
+		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+pending\s+no\s+\d+[smhd] ago$`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^\s+hub\s+hub\s+yes\s+pending\s+no\s+\d+[smhd] ago$`).MatchString(r.stdout) {
 			t.Errorf("describe service: distribution rows:\n%s", r)
 		}
 		// The agent acknowledges its change: describe says so.
 		cliAcknowledge(t, s, "fog-a")
 		r = cliMust(t, s.url, 0, "describe", "svc", "checkout")
-		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+\d+[smhd] ago\s+\d+[smhd] ago$`).MatchString(r.stdout) {
+		if !regexp.MustCompile(`(?m)^\s+fog-a\s+service\.iofog\.org/tag: checkout\s+yes\s+acknowledged\s+\d+[smhd] ago\s+\d+[smhd] ago$`).MatchString(r.stdout) {
 			t.Errorf("describe after fog-a acknowledged:\n%s", r)
 		}
 
@@ -476,25 +476,20 @@ func TestCLIEveryVerb(t *testing.T) {
 		}
 	})
 
-	// --wait=rollout waits for the agents, not only the routers' configs;
-	// --acknowledged until they applied the change (describe acknowledged
-	// fog-a's; the hub's is not yet).
+	// --wait=rollout waits for the agents' routers, not only the routers'
+	// configs: until each applied the change (describe acknowledged
+	// fog-a's; the hub's is not yet), naming the agents it waits for.
 	t.Run("apply --wait=rollout", func(t *testing.T) {
 		doc := cliFile(t, "checkout.yaml", cliCheckoutDoc())
-		r := cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--timeout", "60s")
+		r := cliMust(t, s.url, 4, "apply", "-f", doc, "--wait=rollout", "--timeout", "1s")
+		if !strings.Contains(r.stderr, "service checkout: ready, rolling out: 1 applied, 1 written (not applied yet), 0 failed on their router, 0 pending, 0 being removed; waiting for hub (pending)") {
+			t.Errorf("apply --wait=rollout before the hub acknowledged:\n%s", r)
+		}
+		cliAcknowledge(t, s, "hub")
+		r = cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--timeout", "60s")
 		if !strings.Contains(r.stdout, "service/checkout rolled out (bridgePort 10024, endpoint hub.example.com:10024, 2/2 agents listening)") {
 			t.Errorf("apply --wait=rollout:\n%s", r)
 		}
-		r = cliMust(t, s.url, 4, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "1s")
-		if !strings.Contains(r.stderr, "service checkout: ready, rolling out: 1 acknowledged, 1 written (not acknowledged), 0 pending, 0 being removed") {
-			t.Errorf("apply --wait=rollout --acknowledged before the hub acknowledged:\n%s", r)
-		}
-		cliAcknowledge(t, s, "hub")
-		r = cliMust(t, s.url, 0, "apply", "-f", doc, "--wait=rollout", "--acknowledged", "--timeout", "60s")
-		if !strings.Contains(r.stdout, "service/checkout rolled out") {
-			t.Errorf("apply --wait=rollout --acknowledged:\n%s", r)
-		}
-		cliMust(t, s.url, 1, "apply", "-f", doc, "--acknowledged")
 		cliMust(t, s.url, 1, "delete", "service", "nothing", "--wait=rollout")
 	})
 
@@ -504,9 +499,9 @@ func TestCLIEveryVerb(t *testing.T) {
 			{"SERVICE", "TYPE", "BACKEND", "BRIDGE-PORT", "ENDPOINT", "STATUS"},
 			{"checkout", "microservice", "orders/checkout:8080", "10024", "hub.example.com:10024", "ready"},
 			{"vendor", "external", "203.0.113.10:8443", "10025", "hub.example.com:10025", "ready"},
-			{"AGENT", "ROUTER-MODE", "OPEN-PORTS"},
-			{"fog-a", "edge", "10024/tcp"},
-			{"hub", "interior", "(hub)", "10024/tcp,10025/tcp"},
+			{"AGENT", "ROUTER-MODE", "OPEN-PORTS", "ROUTER"},
+			{"fog-a", "edge", "10024/tcp", "-"},
+			{"hub", "interior", "(hub)", "10024/tcp,10025/tcp", "-"},
 		} {
 			if !cliHasLine(r.stdout, line...) {
 				t.Errorf("status lacks the line %q:\n%s", line, r)

@@ -138,6 +138,13 @@ type DistributionEntry struct {
 	// it (PATCH /agent/config/changes with lastUpdated at least that
 	// change's); nil until then.
 	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+	// Rollout is how far the listener has got on the agent's router:
+	// applied (its router side reported the router holds it),
+	// acknowledged (the agent, which has no router side, acknowledged
+	// it), failed or pending, with RolloutReason saying why; "" where the
+	// agent does not listen.
+	Rollout       string `json:"rollout,omitempty"`
+	RolloutReason string `json:"rolloutReason,omitempty"`
 }
 
 // AgentService is one service of GET /agents/{agent}/services: what the
@@ -155,6 +162,9 @@ type AgentService struct {
 	// Acknowledged: the agent applied the change that wrote the listener.
 	Acknowledged   bool       `json:"acknowledged"`
 	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+	// Rollout and RolloutReason, as DistributionEntry's.
+	Rollout       string `json:"rollout,omitempty"`
+	RolloutReason string `json:"rolloutReason,omitempty"`
 }
 
 // DistributionPreview is the answer of GET /services/{name}/distribution:
@@ -207,6 +217,25 @@ type Agent struct {
 	// UpstreamRouterNames are UpstreamRouters' names, in their order; nil
 	// from servers that predate them.
 	UpstreamRouterNames []string `json:"upstreamRouterNames"`
+	// Router is what the agent's router side (svcbridge router-sync) last
+	// reported of its router; absent when it never reported.
+	Router *AgentRouter `json:"router,omitempty"`
+}
+
+// AgentRouter is what an agent's router side last reported.
+type AgentRouter struct {
+	ReportedAt time.Time `json:"reportedAt"`
+	// AppliedChange is the agent's change (lastUpdated) the router holds;
+	// nil while it holds none. Lagging: a later change is not applied yet.
+	AppliedChange *int64 `json:"appliedChange"`
+	Lagging       bool   `json:"lagging"`
+	// Error says why the router does not hold its document (unreachable,
+	// a restart due); "" when it does.
+	Error string `json:"error"`
+	// Failed are the bridges it refused or cannot serve.
+	Failed        []FailedBridge `json:"failed"`
+	TCPListeners  int            `json:"tcpListeners"`
+	TCPConnectors int            `json:"tcpConnectors"`
 }
 
 // CreatedAgent is the answer of an agent's create: the only time its

@@ -11,6 +11,7 @@ CREATE TABLE router_reports (
     applied_seq    BIGINT,
     error          TEXT NOT NULL,
     failed         TEXT NOT NULL,
+    failed_count   INTEGER NOT NULL,
     tcp_listeners  INTEGER NOT NULL,
     tcp_connectors INTEGER NOT NULL,
     reported_at    TIMESTAMP NOT NULL
