@@ -27,6 +27,10 @@ var (
 		"Agents holding a router config change they have not acknowledged.", nil, nil)
 	unackedAgeDesc = prometheus.NewDesc(Namespace+"_agents_unacknowledged_oldest_seconds",
 		"How long the agent furthest behind has held an unacknowledged router config change at least (0: none).", nil, nil)
+	routersBehindDesc = prometheus.NewDesc(Namespace+"_routers_behind",
+		"Routers whose router side (svcbridge router-sync) last said they do not hold their document: unreachable, or a restart due.", nil, nil)
+	bridgesRefusedDesc = prometheus.NewDesc(Namespace+"_router_bridges_refused",
+		"Bridges (tcpListeners, tcpConnectors) that routers refused or cannot serve (a port taken on their host), as their router sides last reported.", nil, nil)
 	pollersDesc = prometheus.NewDesc(Namespace+"_task_queue_pollers",
 		"Workers that polled the task queue for workflow tasks within the last 2 minutes, as Temporal describes it.", []string{"task_queue"}, nil)
 )
@@ -64,6 +68,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- servicesDesc
 	ch <- unackedDesc
 	ch <- unackedAgeDesc
+	ch <- routersBehindDesc
+	ch <- bridgesRefusedDesc
 	ch <- pollersDesc
 }
 
@@ -95,7 +101,9 @@ func stateMetrics(counts store.Counts, now time.Time) []prometheus.Metric {
 	for _, s := range Statuses {
 		out = append(out, prometheus.MustNewConstMetric(servicesDesc, prometheus.GaugeValue, float64(byStatus[s]), s))
 	}
-	out = append(out, prometheus.MustNewConstMetric(unackedDesc, prometheus.GaugeValue, float64(counts.AgentsUnacknowledged)))
+	out = append(out, prometheus.MustNewConstMetric(unackedDesc, prometheus.GaugeValue, float64(counts.AgentsUnacknowledged)),
+		prometheus.MustNewConstMetric(routersBehindDesc, prometheus.GaugeValue, float64(counts.RoutersBehind)),
+		prometheus.MustNewConstMetric(bridgesRefusedDesc, prometheus.GaugeValue, float64(counts.BridgesRefused)))
 	return append(out, prometheus.MustNewConstMetric(unackedAgeDesc, prometheus.GaugeValue, UnacknowledgedAge(counts, now).Seconds()))
 }
 

@@ -7,6 +7,7 @@ import (
 	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
+	"svcbridge/wire"
 )
 
 // TestCounts: the scrape-time gauges count the services by status, the
@@ -66,6 +67,23 @@ func TestCounts(t *testing.T) {
 		})
 		if got, err := s.Counts(ctx); err != nil || got.AgentsUnacknowledged != 0 || got.OldestUnacknowledged != 0 {
 			t.Fatalf("after the hub acknowledged: %+v, %v; want no agent behind", got, err)
+		}
+
+		// The hub's router side reports two bridges its router refused,
+		// and then that it cannot reach its router.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.SaveRouterReport(ctx, "a-1", wire.RouterReport{Version: `"1"`, Failed: []wire.FailedBridge{
+				{Type: "tcpListener", Name: "sa-listener", Reason: "Address already in use"},
+				{Type: "tcpConnector", Name: "sb-connector", Reason: "Unknown attribute"}}})
+		})
+		if got, err := s.Counts(ctx); err != nil || got.BridgesRefused != 2 || got.RoutersBehind != 0 {
+			t.Fatalf("after a report of two refused bridges: %+v, %v", got, err)
+		}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.SaveRouterReport(ctx, "a-1", wire.RouterReport{Version: `"1"`, Error: "router unreachable: connection refused"})
+		})
+		if got, err := s.Counts(ctx); err != nil || got.BridgesRefused != 0 || got.RoutersBehind != 1 {
+			t.Fatalf("after a report of an unreachable router: %+v, %v", got, err)
 		}
 	})
 }
