@@ -588,6 +588,20 @@ func (c *Client) DeleteAgent(ctx context.Context, ref string) error {
 	return err
 }
 
+// RotateAgentToken gives an agent a new credential (the old one stops
+// working) and returns it.
+func (c *Client) RotateAgentToken(ctx context.Context, ref string) (wire.AgentToken, error) {
+	var out wire.AgentToken
+	_, body, err := c.do(ctx, http.MethodPost, "/api/v3/agents/"+esc(ref)+"/token", "", nil)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Token == "" {
+		return out, fmt.Errorf("POST /api/v3/agents/%s/token: unexpected answer: %s", ref, body)
+	}
+	return out, nil
+}
+
 // AgentRouter reads an agent's router config document.
 func (c *Client) AgentRouter(ctx context.Context, ref string) (RouterConfig, error) {
 	var rc RouterConfig

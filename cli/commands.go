@@ -79,7 +79,7 @@ func Commands(o Options) []*cobra.Command {
 	}
 	return []*cobra.Command{
 		applyCmd(o), getCmd(o), describeCmd(o), deleteCmd(o), reconcileCmd(o), statusCmd(o), benchCmd(o), loginCmd(o), versionCmd(o),
-		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o), importCmd(o),
+		diffCmd(o), previewCmd(o), eventsCmd(o), configCmd(o), importCmd(o), rotateTokenCmd(o),
 	}
 }
 
