@@ -2,6 +2,8 @@ package routersync
 
 import (
 	"fmt"
+	"maps"
+	"net"
 	"slices"
 	"strings"
 
@@ -129,3 +131,24 @@ func routerDiffers(d routerconfig.Entity, current []routerconfig.Entity) []strin
 }
 
 func byKey(a, b routerconfig.Entity) int { return strings.Compare(a.Key(), b.Key()) }
+
+// Localize points the router's management listener (a listener with role
+// normal) of an agent's document at addr (host:port), where its router
+// side reaches it: the one part of a router's configuration that is the
+// host's business, not svcbridge's (a port 5672 taken there by another
+// broker, say). Other entities are returned as they are.
+func Localize(entities []routerconfig.Entity, addr string) []routerconfig.Entity {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return entities
+	}
+	out := make([]routerconfig.Entity, len(entities))
+	for i, e := range entities {
+		if e.Type == routerconfig.EntityListener && fmt.Sprint(e.Attrs["role"]) == routerconfig.RoleNormal {
+			e.Attrs = maps.Clone(e.Attrs)
+			e.Attrs["host"], e.Attrs["port"] = host, port
+		}
+		out[i] = e
+	}
+	return out
+}

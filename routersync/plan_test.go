@@ -131,3 +131,21 @@ func TestPlanApply(t *testing.T) {
 		})
 	}
 }
+
+func TestLocalize(t *testing.T) {
+	es := []routerconfig.Entity{
+		ent(routerconfig.EntityListener, "hub-amqp", "host=127.0.0.1", "port=5672", "role=normal"),
+		ent(routerconfig.EntityListener, "hub-edge", "host=0.0.0.0", "port=45671", "role=edge"),
+		ent(routerconfig.EntityTCPListener, "a-listener", "port=5672"),
+	}
+	out := Localize(es, "127.0.0.1:15672")
+	if out[0].Attrs["port"] != "15672" || out[0].Attrs["host"] != "127.0.0.1" {
+		t.Errorf("the management listener: %v", out[0].Attrs)
+	}
+	if out[1].Attrs["port"] != "45671" || out[2].Attrs["port"] != "5672" {
+		t.Errorf("other entities changed: %v %v", out[1].Attrs, out[2].Attrs)
+	}
+	if es[0].Attrs["port"] != "5672" {
+		t.Errorf("the caller's entities changed: %v", es[0].Attrs)
+	}
+}

@@ -26,6 +26,9 @@ type Pull struct {
 	Client *http.Client
 	// LongPoll is how long one request waits for a change.
 	LongPoll time.Duration
+	// Management is where the router's management listens (host:port):
+	// the document's management listener is pointed there (Localize).
+	Management string
 }
 
 // noRouter is the version of the state "the agent has no router".
@@ -112,6 +115,9 @@ func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
 	}
 	if d.Entities, err = routerconfig.Entities(body); err != nil {
 		return Desired{}, err
+	}
+	if p.Management != "" {
+		d.Entities = Localize(d.Entities, p.Management)
 	}
 	return d, nil
 }

@@ -23,7 +23,7 @@ import (
 var routerSyncFlags = []config.Setting{
 	{Flag: "server", Env: "SVCBRIDGE_SERVER", Help: "svcbridge API the agent's router document comes from (http://host:port)"},
 	{Flag: "token-file", Env: "SVCBRIDGE_AGENT_TOKEN_FILE", Help: "file holding the agent's token (or set SVCBRIDGE_AGENT_TOKEN)"},
-	{Flag: "router", Env: "ROUTER_ADDRESS", Default: "127.0.0.1:5672", Help: "the router's management listener (host:port)"},
+	{Flag: "router", Env: "ROUTER_ADDRESS", Default: "127.0.0.1:5672", Help: "the router's management listener (host:port); with --server, the start-up file's management listener is put there"},
 	{Flag: "config-file", Env: "ROUTER_CONFIG_FILE", Help: "the router's start-up file (skrouterd -c FILE), kept equal to what was applied; written before the router's first start"},
 	{Flag: "configmap", Env: "ROUTER_CONFIGMAP", Help: "Kubernetes hub: NAMESPACE/NAME of the ConfigMap whose skrouterd.json the hub router applies (instead of --server)"},
 	{Flag: "long-poll", Env: "ROUTER_LONG_POLL", Default: "30s", Help: "how long one request waits on the server for a change"},
@@ -116,7 +116,7 @@ func runRouterSync(ctx context.Context, get func(string) string) error {
 			return err
 		}
 		long := durations["long-poll"]
-		opts.Source = &routersync.Pull{Server: get("server"), Token: token, LongPoll: long,
+		opts.Source = &routersync.Pull{Server: get("server"), Token: token, LongPoll: long, Management: addr,
 			Client: &http.Client{Timeout: long + 30*time.Second}}
 	default:
 		return errors.New("invalid settings: --server (with the agent's token) or --configmap is required")
