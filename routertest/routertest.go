@@ -14,17 +14,24 @@ import (
 	"svcbridge/proctest"
 )
 
-// Binary finds skrouterd: $SKROUTERD, else where build.sh installs it by
-// default (~/.cache/skrouterd/3.5.1). Without one the test skips saying
-// how to build it; under CI (which builds it first) it fails.
-func Binary(t testing.TB) string {
-	t.Helper()
-	bin := os.Getenv("SKROUTERD")
+// Path is where skrouterd is looked for: $SKROUTERD, else where build.sh
+// installs it by default (~/.cache/skrouterd/3.5.1); ok when it is there.
+func Path() (bin string, ok bool) {
+	bin = os.Getenv("SKROUTERD")
 	if bin == "" {
 		home, _ := os.UserHomeDir()
 		bin = filepath.Join(home, ".cache", "skrouterd", "3.5.1", "sbin", "skrouterd")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	_, err := os.Stat(bin)
+	return bin, err == nil
+}
+
+// Binary finds skrouterd (Path). Without one the test skips saying how to
+// build it; under CI (which builds it first) it fails.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, ok := Path()
+	if !ok {
 		msg := "no skupper router at " + bin + ": build one with ../shared/router/build.sh (3-5 minutes, cached), or set SKROUTERD"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
