@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -25,14 +28,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"svcbridge/config"
+	"svcbridge/kube"
+	"svcbridge/routerconfig"
 )
 
 const (
@@ -151,12 +160,14 @@ type customObject struct {
 // object strictly.
 func render(t *testing.T, r release) rendered {
 	t.Helper()
-	c := loadChart(t)
-	vals, err := renderValues(t, c, r)
-	if err != nil {
-		t.Fatalf("values of release %s: %v", r.name, err)
-	}
-	files, err := engine.Render(c, vals)
+	return renderIn(t, r, nil)
+}
+
+// renderIn is render in a cluster whose objects the templates' lookup
+// reads through cluster; nil is `helm template`'s (lookup finds nothing).
+func renderIn(t *testing.T, r release, cluster engine.ClientProvider) rendered {
+	t.Helper()
+	files, err := renderFiles(t, r, cluster)
 	if err != nil {
 		t.Fatalf("render release %s: %v", r.name, err)
 	}
@@ -189,6 +200,21 @@ func render(t *testing.T, r release) rendered {
 	return out
 }
 
+// renderFiles renders the chart's templates for r, lookup reading cluster
+// when not nil.
+func renderFiles(t *testing.T, r release, cluster engine.ClientProvider) (map[string]string, error) {
+	t.Helper()
+	c := loadChart(t)
+	vals, err := renderValues(t, c, r)
+	if err != nil {
+		t.Fatalf("values of release %s: %v", r.name, err)
+	}
+	if cluster == nil {
+		return engine.Render(c, vals)
+	}
+	return engine.RenderWithClientProvider(c, vals, cluster)
+}
+
 // TestChartLints runs helm lint (the SDK's lint package: the same rules)
 // with the default and the production values.
 func TestChartLints(t *testing.T) {
@@ -196,7 +222,7 @@ func TestChartLints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []release{defaults, production} {
+	for _, r := range []release{defaults, production, withHubRouter} {
 		l := lint.AllWithKubeVersion(chartDir, r.values, r.namespace, kv)
 		for _, m := range l.Messages {
 			if m.Severity >= support.WarningSev {
@@ -391,6 +417,8 @@ func TestChartSchemaRefuses(t *testing.T) {
 		{"root", map[string]any{"podSecurityContext": map[string]any{"runAsNonRoot": false}}, "runAsNonRoot"},
 		{"unknown top-level value", map[string]any{"replicas": 3}, "replicas"},
 		{"no database Secret", map[string]any{"database": map[string]any{"existingSecret": ""}}, "existingSecret"},
+		{"two hub routers", map[string]any{"hubRouter": map[string]any{"replicas": 2}}, "replicas"},
+		{"unknown hub router value", map[string]any{"hubRouter": map[string]any{"configMap": "mine"}}, "configMap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderValues(t, c, release{name: "svcbridge", namespace: "iofog", revision: 1, values: tc.values})
@@ -771,5 +799,306 @@ func TestOneWebUIVersion(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// ---- the hub router ----
+
+// withHubRouter runs the hub router, with the ioFog controller in another
+// namespace than the release's.
+var withHubRouter = release{name: "edge", namespace: "svcbridge", revision: 1, values: map[string]any{
+	"hubRouter":           map[string]any{"enabled": true},
+	"controllerNamespace": "iofog",
+}}
+
+// hubRouterName is the hub router's Deployment, Service, ServiceAccount
+// and Role in release r.
+func hubRouterName(r release) string {
+	return strings.TrimSuffix(r.names().api, "-api") + "-hub-router"
+}
+
+// workerKube is what the worker makes of its settings (config.Load, as
+// the binary reads them) for its Kubernetes side: the controller namespace
+// its Services are created in and the selector they carry.
+func workerKube(t *testing.T, o objects, r release) kube.Config {
+	t.Helper()
+	d := o.deployments[r.names().worker]
+	if d == nil {
+		t.Fatalf("no Deployment %s", r.names().worker)
+	}
+	fs := pflag.NewFlagSet(d.Name, pflag.ContinueOnError)
+	config.Flags(fs)
+	flags := map[string]string{}
+	for _, s := range config.Settings {
+		flags[s.Env] = s.Flag
+	}
+	set := func(env, value string) {
+		if f, ok := flags[env]; ok {
+			if err := fs.Set(f, value); err != nil {
+				t.Errorf("%s: %s=%q: %v", d.Name, env, value, err)
+			}
+		}
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, ef := range c.EnvFrom {
+		if ef.ConfigMapRef == nil || o.configMaps[ef.ConfigMapRef.Name] == nil {
+			continue
+		}
+		for k, v := range o.configMaps[ef.ConfigMapRef.Name].Data {
+			set(ef.Prefix+k, v)
+		}
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			set(e.Name, e.Value)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			set(e.Name, r.namespace) // the worker's pod is in the release's
+		case e.ValueFrom.SecretKeyRef != nil:
+			if sec := o.secrets[e.ValueFrom.SecretKeyRef.Name]; sec != nil {
+				set(e.Name, sec.StringData[e.ValueFrom.SecretKeyRef.Key])
+			}
+		}
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		t.Fatalf("%s: svcbridge would not start with these settings: %v", d.Name, err)
+	}
+	return cfg.Kube
+}
+
+// TestChartHubRouter: hubRouter.enabled runs a skupper router from the
+// ConfigMap iofog-router with router-sync beside it. svcbridge's
+// Kubernetes Services (in the worker's controller namespace, with the
+// selector it derives from DISTRIBUTION and COMPONENT_LABEL_DOMAIN) select
+// its pods and no others; the router starts from the mounted ConfigMap;
+// the sync watches that ConfigMap, which its Role lets it read and nothing
+// else, and manages the router on a normal listener of that configuration;
+// the start-up configuration is created, kept, when none exists.
+func TestChartHubRouter(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config map[string]any
+		label  string // the router component label key svcbridge's Services select
+	}{
+		{"datasance", map[string]any{}, "datasance.com/component"},
+		{"iofog", map[string]any{"DISTRIBUTION": "iofog"}, "iofog.org/component"},
+		{"component label domain", map[string]any{"DISTRIBUTION": "iofog", "COMPONENT_LABEL_DOMAIN": "edge.example.com"}, "edge.example.com/component"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := withHubRouter
+			r.values = maps.Clone(r.values)
+			r.values["config"] = tc.config
+			out := render(t, r)
+			o := index(t, append(out.objs, secretsOf(defaults)...))
+			checkWorkloadsSafe(t, o)
+			k := workerKube(t, o, r)
+			if k.RouterLabelKey() != tc.label {
+				t.Fatalf("the worker selects router pods by %s, want %s", k.RouterLabelKey(), tc.label)
+			}
+			name := hubRouterName(r)
+			for _, m := range out.objs {
+				if meta := m.obj.(metav1.Object); meta.GetName() == name || meta.GetName() == kube.HubConfigMapName {
+					if meta.GetNamespace() != k.Namespace {
+						t.Errorf("%s %s: namespace %q, want the controller's %s", m.obj.GetObjectKind().GroupVersionKind().Kind, meta.GetName(), meta.GetNamespace(), k.Namespace)
+					}
+				}
+			}
+			d := o.deployments[name]
+			if d == nil {
+				t.Fatalf("no Deployment %s (have %v)", name, slices.Collect(maps.Keys(o.deployments)))
+			}
+			pod := d.Spec.Template
+
+			// svcbridge's Kubernetes Services reach the router, and only it.
+			services := labels.SelectorFromSet(k.Selector())
+			for _, other := range o.deployments {
+				if got, want := services.Matches(labels.Set(other.Spec.Template.Labels)), other.Name == name; got != want {
+					t.Errorf("svcbridge's Services (selector %v) select the pods %v of %s: %v, want %v", k.Selector(), other.Spec.Template.Labels, other.Name, got, want)
+				}
+			}
+			if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+				t.Errorf("%s: selector %v does not select its own pods %v (%v)", name, d.Spec.Selector, pod.Labels, err)
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+				t.Errorf("%s: replicas %v, strategy %q: want one router at a time (Recreate)", name, d.Spec.Replicas, d.Spec.Strategy.Type)
+			}
+			containers := map[string]corev1.Container{}
+			for _, c := range pod.Spec.Containers {
+				containers[c.Name] = c
+			}
+			router, sync := containers["router"], containers["router-sync"]
+
+			// The router runs from the ConfigMap, mounted read-only.
+			if len(router.Command) != 3 || router.Command[0] != "skrouterd" || router.Command[1] != "-c" {
+				t.Fatalf("router: command %q, want skrouterd -c FILE", router.Command)
+			}
+			file := router.Command[2]
+			fromConfigMap := false
+			for _, vm := range router.VolumeMounts {
+				for _, v := range pod.Spec.Volumes {
+					if v.Name != vm.Name || v.ConfigMap == nil || v.ConfigMap.Name != kube.HubConfigMapName || vm.SubPath != "" {
+						continue
+					}
+					for _, item := range v.ConfigMap.Items {
+						if item.Key == kube.HubConfigKey && path.Join(vm.MountPath, item.Path) == file {
+							fromConfigMap = vm.ReadOnly
+						}
+					}
+				}
+			}
+			if !fromConfigMap {
+				t.Errorf("router: %s is not key %s of ConfigMap %s, mounted read-only (a whole volume: a subPath is never updated)", file, kube.HubConfigKey, kube.HubConfigMapName)
+			}
+
+			// The sync watches the controller namespace's ConfigMap and
+			// manages the router on a normal listener of its start-up
+			// configuration, as this pod's ServiceAccount.
+			worker := o.deployments[r.names().worker].Spec.Template.Spec.Containers[0]
+			if sync.Image != worker.Image || len(sync.Command) != 0 {
+				t.Errorf("router-sync: image %s command %q, want the worker's image %s and its entrypoint", sync.Image, sync.Command, worker.Image)
+			}
+			wantArgs := []string{"router-sync", "--configmap", k.Namespace + "/" + kube.HubConfigMapName, "--router", "127.0.0.1:5672"}
+			if !slices.Equal(sync.Args, wantArgs) {
+				t.Errorf("router-sync: args %q, want %q", sync.Args, wantArgs)
+			}
+			for _, env := range []string{"LOG_LEVEL", "LOG_FORMAT"} {
+				if got, want := envValue(sync, o, env), o.configMaps[r.names().configMap].Data[env]; got != want {
+					t.Errorf("router-sync: %s=%q, want the chart's %q", env, got, want)
+				}
+			}
+			cm := o.configMaps[kube.HubConfigMapName]
+			if cm == nil {
+				t.Fatalf("no ConfigMap %s created (none exists)", kube.HubConfigMapName)
+			}
+			if cm.Annotations["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("ConfigMap %s: annotations %v, want helm.sh/resource-policy: keep (an upgrade or uninstall would delete svcbridge's pairs)", cm.Name, cm.Annotations)
+			}
+			entities, err := routerconfig.FileEntities([]byte(cm.Data[kube.HubConfigKey]))
+			if err != nil {
+				t.Fatalf("ConfigMap %s: %s: %v", cm.Name, kube.HubConfigKey, err)
+			}
+			listeners := map[string]string{} // role: host:port
+			for _, e := range entities {
+				switch e.Type {
+				case routerconfig.EntityRouter:
+					if e.Attrs["mode"] != routerconfig.ModeInterior || e.Name == "" {
+						t.Errorf("start-up router %v, want an id and mode interior", e.Attrs)
+					}
+				case routerconfig.EntityListener:
+					listeners[fmt.Sprint(e.Attrs["role"])] = net.JoinHostPort(fmt.Sprint(e.Attrs["host"]), fmt.Sprint(e.Attrs["port"]))
+				}
+			}
+			if mgmt := sync.Args[len(sync.Args)-1]; listeners[routerconfig.RoleNormal] != mgmt {
+				t.Errorf("router-sync manages %s, the start-up configuration's normal listener is %q (listeners %v)", mgmt, listeners[routerconfig.RoleNormal], listeners)
+			}
+
+			// The links' Service reaches the edge and inter-router listeners.
+			ports := map[string]int32{}
+			for _, p := range router.Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			svc := o.services[name]
+			if svc == nil {
+				t.Fatalf("no Service %s", name)
+			}
+			if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) || len(svc.Spec.Selector) == 0 {
+				t.Errorf("Service %s: selector %v does not select the router pods %v", name, svc.Spec.Selector, pod.Labels)
+			}
+			roles := map[int32]string{}
+			for _, p := range svc.Spec.Ports {
+				roles[p.Port] = p.Name
+				if target := ports[p.TargetPort.StrVal]; target != p.Port || listeners[p.Name] != net.JoinHostPort("0.0.0.0", fmt.Sprint(target)) {
+					t.Errorf("Service %s: port %s %d targets %s (container port %d), listeners %v", name, p.Name, p.Port, p.TargetPort.String(), target, listeners)
+				}
+			}
+			if want := map[int32]string{routerconfig.EdgePort: routerconfig.RoleEdge, routerconfig.InterRouterPort: routerconfig.RoleInterRouter}; !maps.Equal(roles, want) {
+				t.Errorf("Service %s: ports %v, want %v", name, roles, want)
+			}
+
+			// Its Role reads iofog-router and nothing else, bound to the pod's ServiceAccount.
+			sa := pod.Spec.ServiceAccountName
+			if a := o.accounts[sa]; a == nil || a.Namespace != d.Namespace {
+				t.Fatalf("%s: serviceAccountName %q is no ServiceAccount of its namespace", name, sa)
+			}
+			var rules []rbacv1.PolicyRule
+			for _, b := range o.bindings {
+				for _, s := range b.Subjects {
+					if s.Kind == rbacv1.ServiceAccountKind && s.Name == sa && s.Namespace == d.Namespace && b.Namespace == k.Namespace {
+						if role := o.roles[b.RoleRef.Name]; b.RoleRef.Kind == "Role" && role != nil && role.Namespace == b.Namespace {
+							rules = append(rules, role.Rules...)
+						}
+					}
+				}
+			}
+			want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+				ResourceNames: []string{kube.HubConfigMapName}, Verbs: []string{"get", "list", "watch"}}}
+			if diff := cmp.Diff(want, rules); diff != "" {
+				t.Errorf("ServiceAccount %s may (-want +got):\n%s", sa, diff)
+			}
+		})
+	}
+}
+
+// fakeCluster answers the templates' lookup from objs, ConfigMaps only.
+type fakeCluster struct {
+	t    *testing.T
+	objs []runtime.Object
+}
+
+func (c fakeCluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if apiVersion != "v1" || kind != "ConfigMap" {
+		c.t.Errorf("lookup of %s %s", apiVersion, kind)
+		return nil, false, fmt.Errorf("no %s %s in this cluster", apiVersion, kind)
+	}
+	return dynamicfake.NewSimpleDynamicClient(scheme.Scheme, c.objs...).Resource(corev1.SchemeGroupVersion.WithResource("configmaps")), true, nil
+}
+
+// TestChartHubRouterKeepsTheConfigMap: once iofog-router exists (created
+// by the first install, by the controller or by hand) the chart never
+// renders it again, so no upgrade overwrites svcbridge's pairs; one in
+// another namespace does not count. createConfigMap false never makes it.
+func TestChartHubRouterKeepsTheConfigMap(t *testing.T) {
+	existing := func(namespace string) runtime.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: kube.HubConfigMapName, Namespace: namespace},
+			Data: map[string]string{kube.HubConfigKey: `[["tcpListener", {"name": "checkout-listener"}]]`}}
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster []runtime.Object
+		create  bool
+		want    bool
+	}{
+		{"none exists", nil, true, true},
+		{"it exists", []runtime.Object{existing("iofog")}, true, false},
+		{"one in another namespace", []runtime.Object{existing(withHubRouter.namespace)}, true, true},
+		{"createConfigMap false", nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := withHubRouter
+			r.revision = 2
+			r.values = maps.Clone(r.values)
+			r.values["hubRouter"] = map[string]any{"enabled": true, "createConfigMap": tc.create}
+			o := index(t, renderIn(t, r, fakeCluster{t, tc.cluster}).objs)
+			if _, got := o.configMaps[kube.HubConfigMapName]; got != tc.want {
+				t.Errorf("ConfigMap %s rendered: %v, want %v", kube.HubConfigMapName, got, tc.want)
+			}
+			if o.deployments[hubRouterName(r)] == nil {
+				t.Errorf("no Deployment %s", hubRouterName(r))
+			}
+		})
+	}
+}
+
+// TestChartHubRouterNeedsKubernetes: on the remote control plane the hub
+// is an agent's router; enabling the chart's fails the install saying so.
+func TestChartHubRouterNeedsKubernetes(t *testing.T) {
+	r := release{name: "svcbridge", namespace: "iofog", revision: 1, values: map[string]any{
+		"config":    map[string]any{"CONTROL_PLANE": "remote"},
+		"hubRouter": map[string]any{"enabled": true},
+	}}
+	_, err := renderFiles(t, r, nil)
+	if err == nil || !strings.Contains(err.Error(), "hubRouter.enabled: the hub router runs on the Kubernetes control plane only") {
+		t.Errorf("render with hubRouter.enabled on the remote control plane: error %v, want the chart's message", err)
 	}
 }

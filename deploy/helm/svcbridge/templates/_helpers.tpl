@@ -154,15 +154,20 @@ entries; .resources the role's resources.
   {{- end }}
 {{- end -}}
 
-{{/* The pod-level settings both roles share: security, secrets' volumes. */}}
-{{- define "svcbridge.podCommon" -}}
-{{- $v := .Values -}}
+{{/* The pods' security context and image pull secrets: every pod's. */}}
+{{- define "svcbridge.podSecurity" -}}
 securityContext:
-  {{- toYaml $v.podSecurityContext | nindent 2 }}
-{{- with $v.imagePullSecrets }}
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{/* The pod-level settings both roles share: security, secrets' volumes. */}}
+{{- define "svcbridge.podCommon" -}}
+{{- $v := .Values -}}
+{{ include "svcbridge.podSecurity" . }}
 {{- if or $v.temporalTLS.existingSecret $v.authTokens.existingSecret }}
 volumes:
   {{- with $v.temporalTLS.existingSecret }}
