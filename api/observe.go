@@ -34,15 +34,16 @@ func (s *Server) observe(c *gin.Context) {
 	c.Set(RequestIDHeader, id)
 	c.Next()
 	route := c.FullPath()
-	attrs := []any{"request_id", id, "method", c.Request.Method}
+	method := metrics.Method(c.Request.Method)
+	attrs := []any{"request_id", id, "method", truncate(c.Request.Method, 32)}
 	if route == "" {
 		// The metric label stays fixed; the log says what was asked for.
 		route = "unmatched"
 		attrs = append(attrs, "path", truncate(c.Request.URL.EscapedPath(), 256))
 	}
 	code := c.Writer.Status()
-	metrics.HTTPRequests.WithLabelValues(c.Request.Method, route, strconv.Itoa(code)).Inc()
-	metrics.HTTPDuration.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+	metrics.HTTPRequests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
+	metrics.HTTPDuration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 	level := slog.LevelInfo
 	if code >= 500 {
 		level = slog.LevelError

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -71,5 +72,38 @@ func TestEveryAnswerCarriesTheVersion(t *testing.T) {
 	}
 	if m := api.Do("GET", "/metrics", nil).Want(200); !strings.Contains(string(m.Body), `svcbridge_build_info{goversion="`+runtime.Version()+`",version="`+want+`"} 1`) {
 		t.Errorf("/metrics lacks svcbridge_build_info")
+	}
+}
+
+// TestClientsCannotGrowMetrics: every label a client influences comes
+// from a closed set: requests with invented methods, without a token, on
+// paths no route has, add no series to /metrics (a client once grew it
+// from 172 KB to 45 MB with 30 KB methods).
+func TestClientsCannotGrowMetrics(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite)
+	api.Do("GET", "/api/v3/nope", nil).Want(404) // the unmatched series exist
+	before := api.Do("GET", "/metrics", nil).Want(200).Body
+	for i := range 20 {
+		method := fmt.Sprintf("X%s%d", strings.Repeat("A", 1000), i)
+		api.Do(method, fmt.Sprintf("/api/v3/services/%d", i), nil)
+		api.Do(method, fmt.Sprintf("/nope/%d", i), nil)
+	}
+	after := api.Do("GET", "/metrics", nil).Want(200).Body
+	if strings.Contains(string(after), "AAAA") {
+		t.Errorf("/metrics holds a client's method")
+	}
+	series := func(b []byte) int {
+		n := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "svcbridge_http_") {
+				n++
+			}
+		}
+		return n
+	}
+	// The 20 requests of each kind fall into the "other" method's series:
+	// a fixed number, whatever their count.
+	if grown := series(after) - series(before); grown > 40 {
+		t.Errorf("/metrics grew by %d HTTP series for 40 requests with invented methods", grown)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,19 @@ func withResults(calls ...[]string) [][]string {
 		out = append(out, append(c[:2:2], "ok"), append(c[:2:2], "error"))
 	}
 	return out
+}
+
+// methods are the HTTP methods that are their own method label; any other
+// a client sends is "other": a label a client chooses must come from a
+// closed set, or anyone could grow /metrics without bound.
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"}
+
+// Method is the method label of a request's method.
+func Method(m string) string {
+	if slices.Contains(methods, m) {
+		return m
+	}
+	return "other"
 }
 
 // InitRoute creates the latency series of one API route, so every route
