@@ -55,7 +55,7 @@ type waiter struct {
 }
 
 // wait follows targets until each is done, or timeout passes. It prints a
-// line per target as it finishes, and returns the errors: *FailedError (3),
+// line per target, in their order, as they finish, and returns the errors: *FailedError (3),
 // *TimeoutError (4), or what the server answered.
 func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.Duration) error {
 	if len(targets) == 0 {
@@ -67,6 +67,9 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 	}
 	start := time.Now()
 	deadline := start.Add(timeout)
+	// Lines are printed in the targets' order, each once every target
+	// before it is done: the same output whichever finishes first.
+	printed := 0
 	for {
 		pending := 0
 		for _, t := range targets {
@@ -74,13 +77,14 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 				continue
 			}
 			w.poll(ctx, t)
-			if t.done {
-				w.clearProgress()
-				if t.err == nil {
-					fmt.Fprintln(w.out, t.final)
-				}
-			} else {
+			if !t.done {
 				pending++
+			}
+		}
+		for ; printed < len(targets) && targets[printed].done; printed++ {
+			w.clearProgress()
+			if t := targets[printed]; t.err == nil {
+				fmt.Fprintln(w.out, t.final)
 			}
 		}
 		if pending == 0 {
@@ -98,6 +102,12 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 		select {
 		case <-ctx.Done():
 		case <-time.After(interval):
+		}
+	}
+	// Those held back behind one that did not finish.
+	for _, t := range targets[printed:] {
+		if t.done && t.err == nil {
+			fmt.Fprintln(w.out, t.final)
 		}
 	}
 	var errs []error
