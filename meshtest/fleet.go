@@ -199,9 +199,7 @@ func StartNode(t testing.TB, h *Host, p *Plane, token string) *Node {
 	t.Helper()
 	dir := t.TempDir()
 	n := &Node{Host: h, plane: p, tokenFile: filepath.Join(dir, "token"), ConfigFile: filepath.Join(dir, "skrouterd.json")}
-	if err := os.WriteFile(n.tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	n.SetToken(token)
 	n.StartSync()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -215,6 +213,14 @@ func StartNode(t testing.TB, h *Host, p *Plane, token string) *Node {
 	}
 	n.StartRouter()
 	return n
+}
+
+// SetToken gives the node's router-sync another token, from its next
+// start.
+func (n *Node) SetToken(token string) {
+	if err := os.WriteFile(n.tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		n.m.t.Fatal(err)
+	}
 }
 
 // StartSync starts the agent's router-sync.

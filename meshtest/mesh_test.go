@@ -27,14 +27,14 @@ const follows = 15 * time.Second
 // edge2 to core, and ext, an external host with no router; svcbridge dev
 // in the test's namespace.
 type fleet struct {
-	t                            *testing.T
+	t                            testing.TB
 	m                            *Mesh
 	p                            *Plane
 	hub, core, edge1, edge2, ext *Host
 	nodes                        map[string]*Node
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t testing.TB) *fleet {
 	m := New(t)
 	f := &fleet{t: t, m: m, nodes: map[string]*Node{}}
 	f.ext = m.Host("ext", nil)
@@ -113,7 +113,7 @@ func names(hosts []*Host) []string {
 	return out
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
 	start := time.Now()
 	last := ""
@@ -196,6 +196,23 @@ func TestMeshCarriesEachType(t *testing.T) {
 			t.Errorf("agent %s: router %+v, want in step", name, a.Router)
 		}
 	}
+
+	// edge2's token revoked (rotated): its router-sync can no longer read
+	// the document, says why, and leaves the router as it is; with the
+	// new token it is back in step.
+	var rotated struct {
+		Token string `json:"token"`
+	}
+	f.p.Call(http.MethodPost, "/agents/edge2/token", nil, http.StatusOK, &rotated)
+	edge2 := f.nodes["edge2"]
+	waitFor(t, "edge2's router-sync to say its token was refused", follows, func() (bool, string) {
+		return strings.Contains(edge2.Sync.Output(), "the agent token was refused"), edge2.Sync.Tail(3)
+	})
+	f.reaches(checkout, "checkout@edge1:", f.hub, f.core, f.edge2)
+	edge2.Sync.Stop()
+	edge2.SetToken(rotated.Token)
+	edge2.StartSync()
+	f.converged()
 
 	// A port already taken on edge1's host: its router cannot listen there.
 	// svcbridge names the agent and the router's reason; the others serve.
