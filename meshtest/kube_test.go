@@ -91,7 +91,7 @@ func TestMeshKubernetesHub(t *testing.T) {
 
 	bytesFrom := func(h *Host, port int, want string) {
 		t.Helper()
-		waitFor(t, fmt.Sprintf("%s from %s at %d", want, h.Name, port), follows, func() (bool, string) {
+		proctest.WaitFor(t, fmt.Sprintf("%s from %s at %d", want, h.Name, port), follows, func() (bool, string) {
 			got, err := h.RoundTrip(port, "ping")
 			return got == want+"ping", fmt.Sprintf("%q %v", got, err)
 		})
@@ -109,7 +109,7 @@ func TestMeshKubernetesHub(t *testing.T) {
 
 	// A delete leaves the ConfigMap, and the sync the hub router.
 	p.Call(http.MethodDelete, "/services/payments", nil, http.StatusNoContent, nil)
-	waitFor(t, "payments gone from the hub router", follows, func() (bool, string) {
+	proctest.WaitFor(t, "payments gone from the hub router", follows, func() (bool, string) {
 		_, err := hub.RoundTrip(payments, "ping")
 		return Refused(err), fmt.Sprint(err)
 	})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"svcbridge/proctest"
 )
 
 const tagPrefix = "service.iofog.org/tag: "
@@ -78,7 +80,7 @@ func (f *fleet) ready(name string) int {
 		Generation         int64  `json:"generation"`
 		ObservedGeneration int64  `json:"observedGeneration"`
 	}
-	waitFor(f.t, name+" ready", 60*time.Second, func() (bool, string) {
+	proctest.WaitFor(f.t, name+" ready", 60*time.Second, func() (bool, string) {
 		f.p.Call(http.MethodGet, "/services/"+name, nil, http.StatusOK, &svc)
 		return svc.ProvisioningStatus == "ready" && svc.Generation == svc.ObservedGeneration, fmt.Sprintf("%+v", svc)
 	})
@@ -90,7 +92,7 @@ func (f *fleet) ready(name string) int {
 // refused.
 func (f *fleet) reaches(port int, prefix string, hosts ...*Host) {
 	f.t.Helper()
-	waitFor(f.t, fmt.Sprintf("port %d: %s from %v only", port, prefix, names(hosts)), follows, func() (bool, string) {
+	proctest.WaitFor(f.t, fmt.Sprintf("port %d: %s from %v only", port, prefix, names(hosts)), follows, func() (bool, string) {
 		var wrong []string
 		for _, h := range []*Host{f.hub, f.core, f.edge1, f.edge2} {
 			got, err := h.RoundTrip(port, "ping")
@@ -113,27 +115,11 @@ func names(hosts []*Host) []string {
 	return out
 }
 
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	last := ""
-	for time.Since(start) < timeout {
-		ok, state := cond()
-		if ok {
-			return time.Since(start)
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, last)
-	return 0
-}
-
 // converged checks that every router holds exactly the bridges its agent's
 // document holds: nothing left behind, nothing missing.
 func (f *fleet) converged() {
 	f.t.Helper()
-	waitFor(f.t, "every router holding its document's bridges, no more", follows, func() (bool, string) {
+	proctest.WaitFor(f.t, "every router holding its document's bridges, no more", follows, func() (bool, string) {
 		var wrong []string
 		for name, n := range f.nodes {
 			var doc struct {
@@ -205,7 +191,7 @@ func TestMeshCarriesEachType(t *testing.T) {
 	}
 	f.p.Call(http.MethodPost, "/agents/edge2/token", nil, http.StatusOK, &rotated)
 	edge2 := f.nodes["edge2"]
-	waitFor(t, "edge2's router-sync to say its token was refused", follows, func() (bool, string) {
+	proctest.WaitFor(t, "edge2's router-sync to say its token was refused", follows, func() (bool, string) {
 		return strings.Contains(edge2.Sync.Output(), "the agent token was refused"), edge2.Sync.Tail(3)
 	})
 	f.reaches(checkout, "checkout@edge1:", f.hub, f.core, f.edge2)
@@ -247,7 +233,7 @@ func TestMeshCarriesEachType(t *testing.T) {
 // listener as want says: "applied", or "failed: <reason>".
 func (f *fleet) rollout(service string, want map[string]string) {
 	f.t.Helper()
-	waitFor(f.t, service+"'s rollout "+fmt.Sprint(want), follows, func() (bool, string) {
+	proctest.WaitFor(f.t, service+"'s rollout "+fmt.Sprint(want), follows, func() (bool, string) {
 		var svc struct {
 			Distribution []struct {
 				AgentName     string `json:"agentName"`
@@ -408,7 +394,7 @@ func TestMeshSurvivesFaults(t *testing.T) {
 	f.p.Call(http.MethodPatch, "/services/checkout", map[string]any{"tags": []string{"ops", "checkout"}}, http.StatusNoContent, nil)
 	// The router-syncs ask again within their back-off (at most 30 s).
 	f.ready("checkout")
-	waitFor(t, "the router-syncs back", 40*time.Second, func() (bool, string) {
+	proctest.WaitFor(t, "the router-syncs back", 40*time.Second, func() (bool, string) {
 		got, err := f.core.RoundTrip(checkout, "ping")
 		return got == "checkout@edge1:ping", fmt.Sprint(err)
 	})

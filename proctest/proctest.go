@@ -45,7 +45,7 @@ func Svcbridge(t testing.TB) string {
 type Proc struct {
 	Name string
 	cmd  *exec.Cmd
-	out  *buffer
+	out  *Buffer
 	done chan struct{}
 	err  error
 }
@@ -57,7 +57,7 @@ func Start(t testing.TB, name string, env []string, args ...string) *Proc {
 	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &Proc{Name: name, cmd: cmd, out: &buffer{}, done: make(chan struct{})}
+	p := &Proc{Name: name, cmd: cmd, out: &Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -122,19 +122,39 @@ func (p *Proc) Tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-type buffer struct {
+// Buffer is output that goroutines (a process's, a logger's) write while
+// the test reads it.
+type Buffer struct {
 	mu sync.Mutex
 	b  strings.Builder
 }
 
-func (l *buffer) Write(p []byte) (int, error) {
+func (l *Buffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *buffer) String() string {
+func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// WaitFor polls cond until it holds, or fails the test after timeout with
+// what cond last said; it returns how long it waited.
+func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	last := ""
+	for time.Since(start) < timeout {
+		ok, state := cond()
+		if ok {
+			return time.Since(start)
+		}
+		last = state
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, last)
+	return 0
 }

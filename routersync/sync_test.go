@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"svcbridge/porttest"
+	"svcbridge/proctest"
 	"svcbridge/routerconfig"
 	"svcbridge/routermgmt"
 	"svcbridge/routertest"
@@ -89,19 +90,10 @@ func through(port int) (string, error) {
 	return routertest.RoundTrip(ctx, routertest.Loopback, fmt.Sprintf("127.0.0.1:%d", port), "ping")
 }
 
+// waitFor waits up to 20 s.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	proctest.WaitFor(t, what, 20*time.Second, cond)
 }
 
 // TestSyncAppliesToARealRouter runs the sync against a real skupper router
@@ -121,7 +113,7 @@ func TestSyncAppliesToARealRouter(t *testing.T) {
 
 	src := &memSource{docs: make(chan Desired, 10)}
 	addr := fmt.Sprintf("127.0.0.1:%d", mgmt)
-	logs := &syncLog{}
+	logs := &proctest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the sync's log:\n%s", logs.String())
@@ -226,23 +218,6 @@ func TestSyncAppliesToARealRouter(t *testing.T) {
 	if !strings.Contains(applied, "created=0 deleted=0") {
 		t.Errorf("the sync changed what the restarted router held from its file: %s", after)
 	}
-}
-
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func hasEntity(es []routerconfig.Entity, name string) bool {
