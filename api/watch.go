@@ -173,7 +173,7 @@ func canWatch(l Limits, open, client int) bool {
 // first. The list's first watcher reads it (an error is its answer) and
 // starts its feed.
 func (h *watchHub) join(c *gin.Context, read func(*gin.Context) ([]watchItem, error)) (*watcher, []byte, error) {
-	client, route := watchClient(c), c.FullPath()
+	client, route := watchClient(c), feedKey(c)
 	h.mu.Lock()
 	if !canWatch(h.limits, h.open, h.byClient[client]) {
 		h.mu.Unlock()
@@ -203,6 +203,20 @@ func (h *watchHub) join(c *gin.Context, read func(*gin.Context) ([]watchItem, er
 	w.feed = feed
 	feed.watchers[w] = struct{}{}
 	return w, feed.initial, nil
+}
+
+// feedKey names the feed a watch shares: its route and what narrows the
+// list (?application=...), so that watchers share a read only when they
+// ask for the same items.
+func feedKey(c *gin.Context) string {
+	q := c.Request.URL.Query()
+	for _, k := range []string{"watch", "limit", "continue"} {
+		q.Del(k)
+	}
+	if len(q) == 0 {
+		return c.FullPath()
+	}
+	return c.FullPath() + "?" + q.Encode()
 }
 
 // release uncounts w; h.mu is held.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,4 +97,53 @@ func TestWatchStreamsTheChanges(t *testing.T) {
 		t.Errorf("after a delete: %q", got)
 	}
 	api.Do("GET", "/api/v3/agents?watch=maybe", nil).WantError(400, "ValidationError", "Query parameter 'watch' must be true or false")
+}
+
+// TestWatchersShareNoFilter: watches of one list with different filters
+// each get their own items; the first watcher's ?application= is not
+// what a later one gets.
+func TestWatchersShareNoFilter(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) { o.WatchInterval = 20 * time.Millisecond })
+	api.JSON("POST", "/api/v3/agents", map[string]any{"name": "fog-a"}).Want(201)
+	for _, m := range []string{"orders/checkout", "billing/invoice"} {
+		app, name, _ := strings.Cut(m, "/")
+		api.JSON("POST", "/api/v3/microservices", map[string]any{"application": app, "name": name, "agent": "fog-a"}).Want(201)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	firstNames := func(query string) []string {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", api.srv.URL+"/api/v3/microservices?watch=true"+query, nil)
+		resp, err := api.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		lines := bufio.NewScanner(resp.Body)
+		var names []string
+		for lines.Scan() {
+			var e struct {
+				Type   string `json:"type"`
+				Object struct {
+					Application string `json:"application"`
+					Name        string `json:"name"`
+				} `json:"object"`
+			}
+			if err := json.Unmarshal(lines.Bytes(), &e); err != nil || e.Type == "BOOKMARK" {
+				break
+			}
+			names = append(names, e.Object.Application+"/"+e.Object.Name)
+		}
+		return names
+	}
+	// The first watch stays open while the others join.
+	if got := firstNames("&application=orders"); !slices.Equal(got, []string{"orders/checkout"}) {
+		t.Errorf("watch of orders: %v", got)
+	}
+	if got := firstNames("&application=billing"); !slices.Equal(got, []string{"billing/invoice"}) {
+		t.Errorf("watch of billing, beside one of orders: %v", got)
+	}
+	if got := firstNames(""); !slices.Equal(got, []string{"billing/invoice", "orders/checkout"}) {
+		t.Errorf("watch of all, beside the filtered ones: %v", got)
+	}
 }
