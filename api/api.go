@@ -12,6 +12,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -158,7 +159,13 @@ func checkParams(c *gin.Context) {
 			return
 		}
 	}
-	query := c.Request.URL.Query()
+	// URL.Query drops a pair it cannot read (limit=1;watch=true) without a
+	// word, and the request would be answered as if it were not there.
+	query, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		fail(c, badRequest("Malformed query string: %s (separate parameters with &)", truncate(err.Error(), 200)))
+		return
+	}
 	if err := checkTexts("Query parameter", query); err != nil {
 		fail(c, err)
 		return
@@ -166,6 +173,10 @@ func checkParams(c *gin.Context) {
 	accepted := routeParams[c.Request.Method+" "+c.FullPath()]
 	if unknown := unknownParams(accepted, query); len(unknown) > 0 {
 		fail(c, unknownParamsError(accepted, unknown))
+		return
+	}
+	if name := repeatedParam(accepted, query); name != "" {
+		fail(c, badRequest("Query parameter '%s' is given %d times; give it once", name, len(query[name])))
 		return
 	}
 	c.Next()

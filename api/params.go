@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,6 +18,10 @@ type queryParam struct {
 	// filters[N][key]); the handler reads their shape.
 	Style string `json:"style"`
 	Ref   string `json:"$ref"`
+	// Schema.Type array: the parameter may be given more than once.
+	Schema struct {
+		Type string `json:"type"`
+	} `json:"schema"`
 }
 
 // routeParams are the query parameters of every route, by gin's method
@@ -98,6 +103,20 @@ func unknownParams(accepted []queryParam, query url.Values) []string {
 	}
 	slices.Sort(unknown)
 	return unknown
+}
+
+// repeatedParam is the first parameter (in name order) given more than
+// once that accepted does not take as a list, or "": a second value would
+// otherwise be ignored without a word.
+func repeatedParam(accepted []queryParam, query url.Values) string {
+	for _, name := range slices.Sorted(maps.Keys(query)) {
+		if len(query[name]) > 1 && !slices.ContainsFunc(accepted, func(p queryParam) bool {
+			return p.Name == name && p.Schema.Type == "array"
+		}) {
+			return name
+		}
+	}
+	return ""
 }
 
 // unknownParamsError is the 400 of a request with unknown parameters,

@@ -90,6 +90,16 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 			t.Errorf("reconciles %v after a refused create", rec.services)
 		}
 
+		// A pair Go's URL parsing drops, and a parameter given twice,
+		// would be answered as if they were not there.
+		api.Do("GET", "/api/v3/services?limit=1;watch=true", nil).WantError(400, "ValidationError",
+			"Malformed query string: invalid semicolon separator in query (separate parameters with &)")
+		api.Do("GET", "/api/v3/services?limit=1&limit=2", nil).WantError(400, "ValidationError",
+			"Query parameter 'limit' is given 2 times; give it once")
+		// A list parameter adds up.
+		api.JSON("POST", "/api/v3/services", map[string]any{"name": "web", "type": "external", "resource": "203.0.113.10", "targetPort": 80}).Want(http.StatusCreated)
+		api.Do("GET", "/api/v3/services/web/distribution?tags=a&tags=b", nil).Want(http.StatusOK)
+
 		// Declared parameters still pass, as do the pull API's.
 		api.Do("GET", "/api/v3/services?limit=1", nil).Want(http.StatusOK)
 		api.Do("GET", "/api/v3/iofog-list?filters[0][key]=name&filters[0][value]=hub&filters[0][condition]=equals", nil).Want(http.StatusOK)
