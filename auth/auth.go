@@ -32,17 +32,20 @@ const (
 // Roles lists the roles, weakest first.
 var Roles = []Role{Viewer, Developer, SRE, Admin}
 
-// ParseRole reads a role name.
+// ParseRole reads a role name as an operator writes it in a file (any
+// case, spaces around).
 func ParseRole(s string) (Role, bool) {
 	r := Role(strings.ToLower(strings.TrimSpace(s)))
 	return r, slices.Contains(Roles, r)
 }
 
-// strongest returns the strongest of roles, false when none is a role.
+// strongest returns the strongest of an issuer's roles, false when none
+// is a role. They compare exactly as the issuer states them: its "Admin"
+// or "admin " is another role than admin, and grants nothing.
 func strongest(names []string) (Role, bool) {
 	best, found := Viewer, false
 	for _, n := range names {
-		if r, ok := ParseRole(n); ok && (!found || slices.Index(Roles, r) > slices.Index(Roles, best)) {
+		if r := Role(n); slices.Contains(Roles, r) && (!found || slices.Index(Roles, r) > slices.Index(Roles, best)) {
 			best, found = r, true
 		}
 	}

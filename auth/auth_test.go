@@ -97,6 +97,13 @@ func TestOIDCAccessTokens(t *testing.T) {
 	if err != nil || p != (Principal{Subject: "alice", Role: Developer}) {
 		t.Fatalf("valid token: %v %v, want alice as developer (the strongest role)", p, err)
 	}
+	// Role names are compared as the issuer states them.
+	for _, near := range []string{"Admin", "admin ", "ADMIN"} {
+		p, err := o.Authenticate(ctx, is.Token(t, is.Claims("svcbridge", later, near, "viewer"), nil))
+		if err != nil || p.Role != Viewer {
+			t.Errorf("a token with role %q: %v %v, want viewer (its one exact role)", near, p, err)
+		}
+	}
 	stranger := authtest.StrangerKey(t)
 	for name, tok := range map[string]string{
 		"expired":        is.Token(t, is.Claims("svcbridge", time.Now().Add(-time.Minute), "admin"), nil),
@@ -137,4 +144,12 @@ func TestBearerToken(t *testing.T) {
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// An issuer's words reach the log bounded and on one line.
+func TestSanitizedIssuerWords(t *testing.T) {
+	got := sanitized("bad\ngrant\x1b[31m" + strings.Repeat("x", 10000))
+	if len(got) > 210 || strings.ContainsAny(got, "\n\x1b") || !strings.HasPrefix(got, "bad grant [31mxx") {
+		t.Errorf("sanitized = %q (%d bytes)", got, len(got))
+	}
 }
