@@ -392,9 +392,9 @@ func TestMeshSurvivesFaults(t *testing.T) {
 	// A change once it is back (one that leaves edge1's listener alone:
 	// removing a listener closes its connections).
 	f.p.Call(http.MethodPatch, "/services/checkout", map[string]any{"tags": []string{"ops", "checkout"}}, http.StatusNoContent, nil)
-	// The router-syncs ask again within their back-off (at most 30 s).
+	// The router-syncs ask again within their back-off (at most 36 s).
 	f.ready("checkout")
-	proctest.WaitFor(t, "the router-syncs back", 40*time.Second, func() (bool, string) {
+	proctest.WaitFor(t, "the router-syncs back", time.Minute, func() (bool, string) {
 		got, err := f.core.RoundTrip(checkout, "ping")
 		return got == "checkout@edge1:ping", fmt.Sprint(err)
 	})
