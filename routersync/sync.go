@@ -91,6 +91,10 @@ type Sync struct {
 	pending  *Report         // a report not yet taken
 	failures int             // applies in a row that left work undone
 	checks   int             // looks still to take at new listeners
+	// unreachable counts the applies in a row that could not reach the
+	// router; lastError is the error last logged.
+	unreachable int
+	lastError   string
 	// unserved are the listeners the router holds but cannot serve (their
 	// socket failed), by key, with the router's reason.
 	unserved map[string]string
@@ -222,27 +226,39 @@ func (s *Sync) apply(ctx context.Context, retry bool) (time.Duration, bool) {
 	created, err := s.applyOnce(ctx, d, retry, &report)
 	if err != nil {
 		report.Error = err.Error()
-		s.Log.Error("router not in step with its document", "error", err)
+	}
+	// Each new trouble once: a router down for an hour is not a line a
+	// second.
+	if report.Error != s.lastError {
+		if err != nil {
+			s.Log.Error("router not in step with its document", "error", err)
+		} else if s.lastError != "" {
+			s.Log.Info("router in step with its document again")
+		}
+		s.lastError = report.Error
 	}
 	s.pending = &report
 	switch {
 	case s.router == nil:
-		// Unreachable: a router restarting is back within seconds.
-		return time.Second, false
+		// Unreachable: a router restarting is back within seconds; one
+		// that stays down is asked every 5 s.
+		s.unreachable++
+		return min(time.Second<<min(s.unreachable-1, 3), 5*time.Second), false
 	case err != nil || len(report.Failed) > 0:
+		s.unreachable = 0
 		// Refused or failed bridges: their retry backs off to a minute.
 		s.failures++
 		return min(time.Second<<min(s.failures, 6), time.Minute), true
 	case created:
 		// A new listener opens its port once its address is reachable
 		// in the network: look again shortly for a port taken.
-		s.failures, s.checks = 0, 3
+		s.failures, s.checks, s.unreachable = 0, 3, 0
 		return time.Second, false
 	case s.checks > 0:
 		s.checks--
 		return time.Second << (3 - s.checks), false
 	default:
-		s.failures = 0
+		s.failures, s.unreachable = 0, 0
 		return 0, false
 	}
 }
