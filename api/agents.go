@@ -387,6 +387,12 @@ func (s *Server) deleteAgent(c *gin.Context) {
 		if a, err = findAgent(ctx, tx, ref); err != nil {
 			return err
 		}
+		// Writes holding it finish first, and are seen (store.HoldAgents).
+		if err := tx.LockForDelete(ctx, "agents", a.UUID); errors.Is(err, store.ErrNotFound) {
+			return notFound("Agent %s not found", ref)
+		} else if err != nil {
+			return err
+		}
 		refs, err := tx.AgentReferences(ctx, a)
 		if err != nil {
 			return err

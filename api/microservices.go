@@ -272,6 +272,12 @@ func (s *Server) deleteMicroservice(c *gin.Context) {
 		if m, err = findMicroservice(ctx, tx, id); err != nil {
 			return err
 		}
+		// Creates holding it finish first, and are seen (store.HoldAgents).
+		if err := tx.LockForDelete(ctx, "microservices", m.UUID); errors.Is(err, store.ErrNotFound) {
+			return notFound("Microservice %s not found", id)
+		} else if err != nil {
+			return err
+		}
 		services, err := tx.ServicesOfMicroservice(ctx, m.UUID)
 		if err != nil {
 			return err

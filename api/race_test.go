@@ -100,3 +100,63 @@ func TestWritesRacingADeleteNeverFail(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteRacingCreatesLeavesNoOrphan: on two API replicas, a delete of
+// a microservice (or an agent) racing creates of services on it ends with
+// one or the other, never both: either it is gone and no service refers
+// to it, or the creates that won are there and the delete answered 409.
+// Sequentially that was always so; racing, the "in use" check and the
+// creates read each other's state before either committed (33 services
+// were once left on a deleted backend).
+func TestDeleteRacingCreatesLeavesNoOrphan(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		one, st, rec := newTestAPI(t, dialect)
+		two := serveTestAPI(t, testOptions(st, rec))
+		createAgent(t, one, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+		for round := range 6 {
+			backend := fmt.Sprintf("fog-%d", round)
+			createAgent(t, one, map[string]any{"name": backend, "upstreamRouters": []string{"hub"}})
+			var ref, deletePath string
+			if round%2 == 0 {
+				m := createMicroservice(t, one, map[string]any{"application": "race", "name": backend, "agent": backend})
+				ref, deletePath = "race/"+backend, "/api/v3/microservices/"+m.UUID
+			} else {
+				ref, deletePath = backend, "/api/v3/agents/"+backend
+			}
+			typ := map[bool]string{true: "microservice", false: "agent"}[round%2 == 0]
+			const creates = 12
+			statuses := make([]int, creates+1)
+			var wg sync.WaitGroup
+			for i := range creates {
+				api := []*testAPI{one, two}[i%2]
+				wg.Go(func() {
+					statuses[i] = api.JSON(http.MethodPost, servicesPath, map[string]any{"name": fmt.Sprintf("r%d-%d", round, i),
+						"type": typ, "resource": ref, "targetPort": 8080}).Status
+				})
+			}
+			wg.Go(func() { statuses[creates] = []*testAPI{two, one}[round%2].Do(http.MethodDelete, deletePath, nil).Status })
+			wg.Wait()
+
+			created := 0
+			for i, s := range statuses[:creates] {
+				switch s {
+				case http.StatusCreated:
+					created++
+				case http.StatusBadRequest, http.StatusConflict:
+				default:
+					t.Errorf("round %d: create %d answered %d", round, i, s)
+				}
+			}
+			deleted := statuses[creates] == http.StatusNoContent
+			if !deleted && statuses[creates] != http.StatusConflict {
+				t.Errorf("round %d: the delete answered %d", round, statuses[creates])
+			}
+			if deleted && created > 0 {
+				t.Errorf("round %d: %s deleted while %d services were created on it", round, ref, created)
+			}
+			if !deleted && created == 0 {
+				t.Errorf("round %d: the delete answered 409 with no service on %s", round, ref)
+			}
+		}
+	})
+}

@@ -588,6 +588,20 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 	if err != nil {
 		return p, err
 	}
+	// What the service will refer to may not be deleted before this
+	// commits (store.HoldAgents): gone meanwhile, it is as if never found.
+	if spec.Type == service.TypeMicroservice {
+		if err := tx.HoldMicroservice(ctx, spec.Resource); errors.Is(err, store.ErrNotFound) {
+			return p, badRequest("Invalid microservice UUID '%s'", spec.Resource)
+		} else if err != nil {
+			return p, err
+		}
+	}
+	if err := tx.HoldAgents(ctx, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent); errors.Is(err, store.ErrNotFound) {
+		return p, conflict("An agent service %s needs was deleted meanwhile; retry", spec.Name)
+	} else if err != nil {
+		return p, err
+	}
 	if in.Bridge != nil {
 		spec.DefaultBridge = in.Bridge.UUID
 	}
