@@ -134,7 +134,9 @@ func TestDeleteRacingCreatesLeavesNoOrphan(t *testing.T) {
 						"type": typ, "resource": ref, "targetPort": 8080}).Status
 				})
 			}
-			wg.Go(func() { statuses[creates] = []*testAPI{two, one}[round%2].Do(http.MethodDelete, deletePath, nil).Status })
+			wg.Go(func() {
+				statuses[creates] = []*testAPI{two, one}[round%2].Do(http.MethodDelete, deletePath, nil).Status
+			})
 			wg.Wait()
 
 			created := 0
