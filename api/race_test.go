@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -158,6 +159,81 @@ func TestDeleteRacingCreatesLeavesNoOrphan(t *testing.T) {
 			}
 			if !deleted && created == 0 {
 				t.Errorf("round %d: the delete answered 409 with no service on %s", round, ref)
+			}
+		}
+	})
+}
+
+// TestAgentDeleteRacingAnythingNeverFails: an agent's DELETE racing
+// another DELETE, PATCHes, token rotations, YAML replaces, a service
+// create on it, reads of its router and its own polls, on two API
+// replicas, answers each with a 2xx, 304, 400, 401, 404 or 409, never a
+// 500 (issue 52, item 4).
+func TestAgentDeleteRacingAnythingNeverFails(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		one, st, rec := newTestAPI(t, dialect, func(o *Options) {
+			o.Limits = DefaultLimits
+			o.Limits.AuthFailureBurst = 1 << 20
+		})
+		two := serveTestAPI(t, func() Options {
+			o := testOptions(st, rec)
+			o.Limits = DefaultLimits
+			o.Limits.AuthFailureBurst = 1 << 20
+			return o
+		}())
+		createAgent(t, one, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+		for round := range 8 {
+			racer := createAgent(t, one, map[string]any{"name": "racer", "upstreamRouters": []string{"hub"}})
+			agent := bearer(racer.Token)
+			type call struct {
+				what string
+				send func(a *testAPI, i int) int
+			}
+			calls := []call{
+				{"DELETE", func(a *testAPI, _ int) int { return a.Do(http.MethodDelete, "/api/v3/agents/racer", nil).Status }},
+				{"PATCH", func(a *testAPI, i int) int {
+					return a.JSON(http.MethodPatch, "/api/v3/agents/racer", map[string]any{"tags": []string{fmt.Sprint(i)}}).Status
+				}},
+				{"token", func(a *testAPI, _ int) int { return a.Do(http.MethodPost, "/api/v3/agents/racer/token", nil).Status }},
+				{"YAML", func(a *testAPI, i int) int {
+					return a.Upload(http.MethodPost, "/api/v3/agents/yaml", "agent", fmt.Sprintf(
+						"kind: AgentConfig\nmetadata:\n  name: racer\n  tags: [y%d]\nspec:\n  routerMode: edge\n  upstreamRouters: [hub]\n", i)).Status
+				}},
+				{"create", func(a *testAPI, i int) int {
+					return a.JSON(http.MethodPost, servicesPath, map[string]any{"name": fmt.Sprintf("on-racer-%d-%d", round, i),
+						"type": "agent", "resource": "racer", "targetPort": 22}).Status
+				}},
+				{"router GET", func(a *testAPI, _ int) int { return a.Do(http.MethodGet, "/api/v3/agents/racer/router", nil).Status }},
+				{"poll", func(a *testAPI, _ int) int { return a.Do(http.MethodGet, "/api/v3/agent/router", nil, agent...).Status }},
+				{"changes", func(a *testAPI, _ int) int {
+					return a.Do(http.MethodGet, "/api/v3/agent/config/changes", nil, agent...).Status
+				}},
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			for i := range 2 {
+				for _, c := range calls {
+					wg.Go(func() {
+						status := c.send([]*testAPI{one, two}[i], i)
+						if status >= 500 {
+							mu.Lock()
+							t.Errorf("round %d: %s answered %d", round, c.what, status)
+							mu.Unlock()
+						}
+					})
+				}
+			}
+			wg.Wait()
+			// The next round starts from no racer.
+			for _, name := range []string{"racer"} {
+				for _, s := range listServices(t, one) {
+					if strings.HasPrefix(s.Name, "on-racer-") {
+						one.Do(http.MethodDelete, servicesPath+"/"+s.Name, nil)
+					}
+				}
+				if r := one.Do(http.MethodDelete, "/api/v3/agents/"+name, nil); r.Status != http.StatusNoContent && r.Status != http.StatusNotFound {
+					t.Fatalf("round %d: clearing %s: %d %s", round, name, r.Status, r.Body)
+				}
 			}
 		}
 	})
