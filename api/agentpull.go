@@ -54,6 +54,15 @@ func (s *Server) authAgent(c *gin.Context) {
 	hash := auth.HashAgentToken(token)
 	a, err := s.Store.AgentByToken(c.Request.Context(), hash)
 	if errors.Is(err, store.ErrNotFound) {
+		var user bool
+		if s.Auth != nil {
+			_, userErr := s.Auth.Authenticate(c.Request.Context(), token)
+			user = userErr == nil
+		}
+		if s.tokenFailed(c, token, user) {
+			c.Abort()
+			return
+		}
 		c.Header("WWW-Authenticate", `Bearer realm="svcbridge agent", error="invalid_token"`)
 		fail(c, unauthenticated("Invalid agent token"))
 		return

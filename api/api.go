@@ -126,13 +126,13 @@ func New(o Options) http.Handler {
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
-	users := r.Group("/api/v3", s.limitBearer, s.authorize, checkParams, dryRun)
+	users := r.Group("/api/v3", s.authorize, checkParams, dryRun)
 	s.agentRoutes(users)
 	s.microserviceRoutes(users)
 	s.iofogRoutes(users)
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
-	s.agentPullRoutes(r.Group("/api/v3", s.limitBearer))
+	s.agentPullRoutes(r.Group("/api/v3"))
 	s.sessionRoutes(r.Group("/api/v3"))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))

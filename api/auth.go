@@ -31,6 +31,11 @@ func (s *Server) authorize(c *gin.Context) {
 		// Why a token failed (expired, signature, audience) is for the log,
 		// never for the caller.
 		s.requestLogger(c).DebugContext(c.Request.Context(), "token rejected", "error", err)
+		_, agentErr := s.Store.AgentByToken(c.Request.Context(), auth.HashAgentToken(token))
+		if s.tokenFailed(c, token, agentErr == nil) {
+			c.Abort()
+			return
+		}
 		unauthorized(c, "the bearer token is not valid")
 		return
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
-
-	"svcbridge/auth"
 )
 
 // Limits bound what one client may hold or try (README: configuration).
@@ -33,30 +31,43 @@ type Limits struct {
 // Options.Limits.
 var DefaultLimits = Limits{WatchMax: 256, WatchMaxPerClient: 16, WatchBuffer: 30, AuthFailuresPerMinute: 10, AuthFailureBurst: 20}
 
-// Failed authentications are limited so that credentials cannot be
-// guessed quickly: each client address (an IPv6 client by its /64, which
-// one host commonly holds whole) and each credential (a token, a login's
-// account) has a budget of failures. Once either is spent, a credential is
-// refused with 429 before it is checked, unless it succeeded in the last
-// trustFor: a successful client is never held back, and agents behind one
-// NAT address keep polling while another client there guesses. Only a
-// credential that never succeeded meets the limit; a guess that happens to
-// hit an active token passes as that token's owner would, and such tokens
-// are far too long to be found by trying.
+// Failed authentications are limited, and a valid credential is never
+// refused for someone else's failures:
+//
+//   - A token (a user's bearer token, an agent's, a refresh token) is
+//     checked first, always: none can be guessed (agents' are 32 random
+//     bytes, static ones at least 16 characters, OIDC's signed), so a
+//     valid one passes whatever others did from its address. A failure
+//     spends from its client address's budget (an IPv6 client by its /64)
+//     and the token's; while either is spent, failures answer 429 with
+//     Retry-After rather than 401. A token valid for the other kind (an
+//     agent's on a user route) is no guess and spends nothing.
+//   - A password login is admitted before its check, since a password can
+//     be guessed: its client address, the account at that address, and
+//     the account anywhere (ten times the budget: a guesser spread over
+//     many addresses) each have a budget; while one is spent the login is
+//     refused with 429 before it is checked, unless its credential
+//     succeeded in the last trustFor. A guesser at one address spends the
+//     account's budget there, not another address's: the account's owner
+//     elsewhere logs in.
 type authLimiter struct {
-	limit      rate.Limit
-	burst      int
-	mu         sync.Mutex // makes admit's check and count one step, so racing attempts cannot all pass
-	addresses  *lru.Cache[string, *budget]
-	credential *lru.Cache[[32]byte, *budget]
-	trusted    *lru.Cache[[32]byte, time.Time] // until when a credential that succeeded skips the limit
+	limit     rate.Limit
+	burst     int
+	mu        sync.Mutex // makes admit's check and count one step, so racing attempts cannot all pass
+	addresses *lru.Cache[string, *budget]
+	pairs     *lru.Cache[string, *budget]     // an account at an address
+	accounts  *lru.Cache[[32]byte, *budget]   // an account anywhere: accountScale times the budget
+	trusted   *lru.Cache[[32]byte, time.Time] // until when a login's credential that succeeded skips the limit
 }
 
-// budget is one key's failures: those allowed over time, less the
-// guesses admitted and not yet settled (each may be a failure). A guess is
-// one secret: a client's concurrent first requests with one token are one
-// guess, so a valid client is never held back before its token is known
-// good, while racing guesses of distinct secrets cannot all pass.
+// accountScale is how many times an address's budget an account has
+// across all addresses.
+const accountScale = 10
+
+// budget is one key's failures: those allowed over time, less the logins
+// admitted and not yet settled (each may be a failure). A guess is one
+// secret: a client's concurrent logins with one password are one guess,
+// while racing guesses of distinct secrets cannot all pass.
 type budget struct {
 	failures *rate.Limiter
 	pending  map[[32]byte]int // attempts in flight, by secret
@@ -90,10 +101,11 @@ const (
 
 func newAuthLimiter(l Limits) *authLimiter {
 	addresses, _ := lru.New[string, *budget](limiterKeys) // fails only for a size ≤ 0
-	credential, _ := lru.New[[32]byte, *budget](limiterKeys)
+	pairs, _ := lru.New[string, *budget](limiterKeys)
+	accounts, _ := lru.New[[32]byte, *budget](limiterKeys)
 	trusted, _ := lru.New[[32]byte, time.Time](limiterKeys)
 	return &authLimiter{limit: rate.Limit(l.AuthFailuresPerMinute / 60), burst: l.AuthFailureBurst,
-		addresses: addresses, credential: credential, trusted: trusted}
+		addresses: addresses, pairs: pairs, accounts: accounts, trusted: trusted}
 }
 
 // authAttempt is one credential presented by one client: account is what
@@ -121,17 +133,40 @@ func clientAddress(ip string) string {
 }
 
 func (l *authLimiter) budgets(a authAttempt) []*budget {
-	return []*budget{budgetOf(l, l.addresses, a.address), budgetOf(l, l.credential, a.account)}
+	return []*budget{
+		budgetOf(l.addresses, a.address, l.limit, l.burst),
+		budgetOf(l.pairs, hex.EncodeToString(a.account[:])+"@"+a.address, l.limit, l.burst),
+		budgetOf(l.accounts, a.account, l.limit*accountScale, l.burst*accountScale),
+	}
 }
 
 // budgetOf is key's budget in c, made when it has none; l.mu is held.
-func budgetOf[K comparable](l *authLimiter, c *lru.Cache[K, *budget], key K) *budget {
+func budgetOf[K comparable](c *lru.Cache[K, *budget], key K, limit rate.Limit, burst int) *budget {
 	if b, ok := c.Get(key); ok {
 		return b
 	}
-	b := &budget{failures: rate.NewLimiter(l.limit, l.burst), pending: map[[32]byte]int{}}
+	b := &budget{failures: rate.NewLimiter(limit, burst), pending: map[[32]byte]int{}}
 	c.Add(key, b)
 	return b
+}
+
+// failed records the failure of a token checked first: it spends from
+// a's budgets and returns 0, or, when one is spent, spends nothing and
+// returns how long until it is not (the failure answers 429 then).
+func (l *authLimiter) failed(a authAttempt, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var wait time.Duration
+	bs := l.budgets(a)
+	for _, b := range bs {
+		wait = max(wait, b.wait(a.secret, now))
+	}
+	if wait == 0 {
+		for _, b := range bs {
+			b.failures.AllowN(now, 1)
+		}
+	}
+	return wait
 }
 
 // admit returns how long a must wait before its credential is checked: 0
@@ -196,45 +231,41 @@ func (l *authLimiter) done(a *authAttempt, spend func(*budget)) {
 	}
 }
 
-// admitAttempt reports whether a may be checked now; when not, it has
-// answered 429 with Retry-After and logged the refusal, with the client's
-// address and never the credential.
+// admitAttempt reports whether a login may be checked now; when not, it
+// has answered 429 with Retry-After and logged the refusal, with the
+// client's address and never the credential.
 func (s *Server) admitAttempt(c *gin.Context, a *authAttempt) bool {
 	wait := s.authLimit.admit(a, time.Now())
 	if wait == 0 {
 		return true
 	}
+	s.tooManyFailures(c, *a, wait)
+	return false
+}
+
+// tooManyFailures answers 429 with Retry-After wait, and logs it.
+func (s *Server) tooManyFailures(c *gin.Context, a authAttempt, wait time.Duration) {
 	secs := int(math.Ceil(wait.Seconds()))
 	s.requestLogger(c).WarnContext(c.Request.Context(), "authentication refused: too many failures",
 		"client", a.address, "credential", hex.EncodeToString(a.account[:4]), "retry_after_s", secs)
 	c.Header("Retry-After", strconv.Itoa(secs))
 	fail(c, apiErr(http.StatusTooManyRequests, "TooManyRequestsError",
 		"Too many failed authentications from this client or for this credential; retry after %d s", secs))
-	return false
 }
 
-// limitBearer puts the bearer token of the routes after it under the
-// limit: checked only while within budget, and a 401 is a failure.
-func (s *Server) limitBearer(c *gin.Context) {
-	token := auth.BearerToken(c.Request)
-	if token == "" {
-		c.Next() // nothing to guess: answered 401 at no cost
-		return
+// tokenFailed records that the request's token (checked first) failed,
+// and answers 429 when its client or the token has spent its budget;
+// otherwise the caller answers 401. A token another authenticator knows
+// (an agent's on a user route, a user's on an agent route: other says)
+// is no guess, and spends nothing.
+func (s *Server) tokenFailed(c *gin.Context, token string, other bool) (answered bool) {
+	if other {
+		return false
 	}
 	a := newAttempt(c, token, token)
-	if !s.admitAttempt(c, &a) {
-		c.Abort()
-		return
+	if wait := s.authLimit.failed(a, time.Now()); wait > 0 {
+		s.tooManyFailures(c, a, wait)
+		return true
 	}
-	c.Next()
-	_, user := c.Get(principalKey)
-	_, agent := c.Get(agentKey)
-	switch {
-	case user || agent:
-		s.authLimit.settle(&a, true, time.Now())
-	case c.Writer.Status() == http.StatusUnauthorized:
-		s.authLimit.settle(&a, false, time.Now())
-	default: // not checked (the store failed, say): no failure
-		s.authLimit.release(&a)
-	}
+	return false
 }

@@ -14,11 +14,11 @@ import (
 	"svcbridge/auth"
 )
 
-// Failed authentications from one address spend one budget, whether
-// bearer tokens or /user/refresh: racing guesses get exactly the burst of
-// 401s, then 429 with Retry-After, logged without the token. A token that
-// succeeded before is never held back (agents behind one NAT keep
-// polling); a credential never seen succeed waits for the refill.
+// Failed token authentications from one address spend its budget,
+// bearer tokens and /user/refresh alike: racing guesses get exactly the
+// burst of 401s, then 429 with Retry-After, logged without the token. A
+// valid token is never held back for them, whether it succeeded before
+// or is used for the first time.
 func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		var logs lockedBuffer
@@ -55,12 +55,75 @@ func TestFailedAuthenticationsAreLimited(t *testing.T) {
 		if count[401] != 3 || count[429] != guesses-3 {
 			t.Errorf("racing guesses answered %v, want 3 × 401 and the rest 429", count)
 		}
-		api.Do("GET", "/api/v3/agents", nil).Want(200)                                     // trusted: it succeeded before
-		api.Do("GET", "/api/v3/agents", nil, bearer(testTokens[auth.Viewer])...).Want(429) // never seen: waits like a guess
+		api.Do("GET", "/api/v3/agents", nil).Want(200)                                     // it succeeded before
+		api.Do("GET", "/api/v3/agents", nil, bearer(testTokens[auth.Viewer])...).Want(200) // never seen: still its owner's
+		api.JSON("POST", "/api/v3/user/refresh", map[string]string{"refreshToken": testTokens[auth.SRE]}).Want(200)
+		api.Do("GET", "/api/v3/agents", nil, bearer("guessed-token-9999-xyz")...).Want(429)
 		if strings.Contains(logs.String(), "guessed-token") || !strings.Contains(logs.String(), "authentication refused") {
 			t.Errorf("refusals logged with the token, or not at all:\n%s", logs.String())
 		}
 	})
+}
+
+// A guesser at the address every client shares (an Ingress's) spends its
+// budget; a new agent's token, a token never used and the agents' polls
+// still pass, and an agent's token tried on a user route (a client's
+// mistake, not a guess) spends nothing and keeps working where it
+// belongs.
+func TestAGuesserLocksNobodyOut(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, _, _ := newTestAPI(t, dialect, func(o *Options) {
+			o.Limits = DefaultLimits
+			o.Limits.AuthFailureBurst, o.Limits.AuthFailuresPerMinute = 3, 0.01
+		})
+		old := createAgent(t, api, map[string]any{"name": "old"})
+		for i := range 10 {
+			api.Do("GET", "/api/v3/services", nil, bearer(fmt.Sprintf("guess-%02d-0123456789", i))...)
+			api.Do("GET", "/api/v3/agent/router", nil, bearer(fmt.Sprintf("agent-guess-%02d-0123456789", i))...)
+		}
+		api.Do("GET", "/api/v3/services", nil, bearer("guess-99-0123456789")...).Want(429)
+		fresh := createAgent(t, api, map[string]any{"name": "fresh"})
+		api.Do("GET", "/api/v3/agent/router", nil, bearer(fresh.Token)...).Want(200)
+		api.Do("GET", "/api/v3/services", nil, bearer(testTokens[auth.SRE])...).Want(200)
+		for range 10 {
+			api.Do("GET", "/api/v3/services", nil, bearer(old.Token)...).Want(401)
+		}
+		api.Do("GET", "/api/v3/agent/config/changes", nil, bearer(old.Token)...).Want(200)
+	})
+}
+
+// A login is admitted before its check (a password can be guessed): 22
+// wrong passwords for alice from one address spend that address's
+// budget and alice's there; alice from another address logs in.
+func TestLoginGuessesLockOnlyTheirAddress(t *testing.T) {
+	l := newAuthLimiter(Limits{AuthFailuresPerMinute: 0.01, AuthFailureBurst: 20})
+	now := time.Now()
+	login := func(address, password string) authAttempt {
+		return authAttempt{address: address, account: sha256.Sum256([]byte("alice")), secret: sha256.Sum256([]byte("alice\x00" + password))}
+	}
+	for i := range 22 {
+		a := login("203.0.113.9", fmt.Sprint("wrong", i))
+		if l.admit(&a, now) == 0 {
+			l.settle(&a, false, now)
+		}
+	}
+	if a := login("203.0.113.9", "wrong-again"); l.admit(&a, now) == 0 {
+		t.Errorf("the guesser's address kept guessing alice's password")
+	}
+	if a := login("198.51.100.7", "right"); l.admit(&a, now) != 0 {
+		t.Errorf("alice's login from her own address waits for the guesser's failures")
+	}
+	// Spread over many addresses, guesses spend alice's account budget,
+	// ten times an address's.
+	for i := range 200 {
+		a := login(fmt.Sprintf("192.0.2.%d", i), fmt.Sprint("spread", i))
+		if l.admit(&a, now) == 0 {
+			l.settle(&a, false, now)
+		}
+	}
+	if a := login("192.0.2.250", "spread-more"); l.admit(&a, now) == 0 {
+		t.Errorf("guesses spread over 200 addresses never met alice's account budget")
+	}
 }
 
 // A client's concurrent first requests with one token are one guess: none
@@ -85,9 +148,10 @@ func TestConcurrentFirstRequestsOfOneTokenAreOneGuess(t *testing.T) {
 	}
 }
 
-// A failure spends its credential's budget and its address's: a spent
-// credential waits anywhere, a new credential waits at a spent address
-// only, and a credential that succeeded never waits.
+// A failure spends its address's budget, its account's there and, at ten
+// times the size, its account's anywhere: a spent account waits at its
+// address, a new account waits at a spent address, and a login that
+// succeeded never waits.
 func TestAuthLimiterBudgets(t *testing.T) {
 	l := newAuthLimiter(Limits{AuthFailuresPerMinute: 60, AuthFailureBurst: 2})
 	now := time.Now()
@@ -110,7 +174,7 @@ func TestAuthLimiterBudgets(t *testing.T) {
 		want           time.Duration
 	}{
 		{"10.0.0.1", "stale", 0, time.Second}, // 60 a minute: one a second
-		{"10.0.0.2", "stale", 0, time.Second},
+		{"10.0.0.2", "stale", 0, 0},           // the account elsewhere
 		{"10.0.0.1", "new", 0, time.Second},
 		{"10.0.0.2", "new", 0, 0},
 		{"10.0.0.1", "good", 0, 0},
@@ -122,6 +186,12 @@ func TestAuthLimiterBudgets(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s from %s after %v waits %v, want %v", c.token, c.address, c.at, got, c.want)
 		}
+	}
+	// A token checked first spends as a login does, and spends nothing
+	// once a budget is spent.
+	tok := attempt("10.0.0.3", "token")
+	if l.failed(tok, now) != 0 || l.failed(tok, now) != 0 || l.failed(tok, now) == 0 {
+		t.Errorf("a token's failures: the burst of 2, then a wait")
 	}
 }
 

@@ -40,12 +40,12 @@ func (s *Server) refreshSession(c *gin.Context) {
 	if !ok {
 		return
 	}
-	a := newAttempt(c, in["refreshToken"], in["refreshToken"])
-	if !s.admitAttempt(c, &a) {
+	// A refresh token is a token: checked first, as bearer tokens are.
+	tokens, err := s.Sessions.Refresh(c.Request.Context(), in["refreshToken"])
+	if errors.Is(err, auth.ErrBadCredentials) && s.tokenFailed(c, in["refreshToken"], false) {
 		return
 	}
-	tokens, err := s.Sessions.Refresh(c.Request.Context(), in["refreshToken"])
-	s.answerSession(c, &a, tokens, err)
+	s.answerSession(c, nil, tokens, err)
 }
 
 func (s *Server) login(c *gin.Context) {
@@ -82,20 +82,26 @@ func sessionRequest(c *gin.Context, known document.FieldSet) (map[string]string,
 	return out, true
 }
 
-// answerSession answers a session call that attempted a, recording in the
-// limiter whether its credentials were good.
+// answerSession answers a session call, recording in the limiter whether
+// the credentials of a login (a; nil for a refresh, whose failure is
+// counted by tokenFailed) were good.
 func (s *Server) answerSession(c *gin.Context, a *authAttempt, tokens auth.Tokens, err error) {
-	if !errors.Is(err, auth.ErrBadCredentials) && err != nil {
-		s.authLimit.release(a) // not a failure of the credential
+	if a != nil {
+		switch {
+		case err == nil:
+			s.authLimit.settle(a, true, time.Now())
+		case errors.Is(err, auth.ErrBadCredentials):
+			s.authLimit.settle(a, false, time.Now())
+		default:
+			s.authLimit.release(a) // not a failure of the credential
+		}
 	}
 	switch {
 	case err == nil:
-		s.authLimit.settle(a, true, time.Now())
 		c.JSON(http.StatusOK, tokens)
 	case errors.Is(err, auth.ErrNoPasswordLogin):
 		unauthorized(c, "svcbridge has no password login without OIDC: use an API token as your client's refresh token (see docs/potctl.md)")
 	case errors.Is(err, auth.ErrBadCredentials):
-		s.authLimit.settle(a, false, time.Now())
 		// Why (expired, unknown, refused by the issuer) is for the log only.
 		s.requestLogger(c).DebugContext(c.Request.Context(), "session refused", "error", err)
 		unauthorized(c, "invalid credentials")

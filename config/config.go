@@ -123,7 +123,7 @@ var Settings = []Setting{
 	{"watch-max", "WATCH_MAX", "256", "api, dev: most watches (?watch=true) open at once in one process (429 above it)"},
 	{"watch-max-per-client", "WATCH_MAX_PER_CLIENT", "16", "api, dev: most watches open at once for one user (429 above it)"},
 	{"watch-buffer", "WATCH_BUFFER", "30", "api, dev: how many reads (one a second) of changes a watcher may fall behind before its watch ends with an ERROR event"},
-	{"auth-failures-per-minute", "AUTH_FAILURES_PER_MINUTE", "10", "api, dev: failed authentications one client address, and one credential, may make per minute, beyond the burst (429 above it)"},
+	{"auth-failures-per-minute", "AUTH_FAILURES_PER_MINUTE", "10", "api, dev: failed authentications one client address, and one credential, may make per minute, beyond the burst (a failure answers 429 above it; a valid token always passes)"},
 	{"auth-failure-burst", "AUTH_FAILURE_BURST", "20", "api, dev: failed authentications one client address, and one credential, may make at once"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
