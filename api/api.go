@@ -31,8 +31,13 @@ import (
 	"svcbridge/workflows"
 )
 
-// MaxBody bounds every request body (JSON and multipart alike).
-const MaxBody = 1 << 20
+// MaxBody bounds every request body (JSON and multipart alike);
+// SessionMaxBody the session calls' (a refresh token, an email and a
+// password), which anyone may send.
+const (
+	MaxBody        = 1 << 20
+	SessionMaxBody = 16 << 10
+)
 
 // Reconciler starts the durable work after a change is committed. An error
 // here does not undo the change: the worker's resync picks it up.
@@ -133,7 +138,7 @@ func New(o Options) http.Handler {
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))
-	s.sessionRoutes(r.Group("/api/v3"))
+	s.sessionRoutes(r.Group("/api/v3", withBodyLimit(SessionMaxBody)))
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, notFound("Route %s %s not found", c.Request.Method, c.Request.URL.Path))
 	})
@@ -347,18 +352,39 @@ func readBody(c *gin.Context, mediaType string) ([]byte, error) {
 	return body, nil
 }
 
-// limitBody refuses a body announced larger than MaxBody before reading a
-// byte of it, and cuts an unannounced one (chunked) at MaxBody.
+// limitBody refuses a body announced larger than the route's limit
+// (bodyLimit) before reading a byte of it, and cuts an unannounced one
+// (chunked) at that limit.
 func limitBody(c *gin.Context) error {
-	if c.Request.ContentLength > MaxBody {
-		return tooLarge()
+	limit := bodyLimit(c)
+	if c.Request.ContentLength > limit {
+		return tooLarge(limit)
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	return nil
 }
 
-func tooLarge() *Error {
-	return apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", MaxBody)
+// bodyLimitKey is where a route group narrows MaxBody (withBodyLimit).
+const bodyLimitKey = "svcbridge.bodyLimit"
+
+// withBodyLimit bounds the bodies of a group's routes below MaxBody: a
+// route reads at most what it can need (a session call's few fields), so
+// an unauthenticated caller cannot make it read, and decode, a megabyte.
+func withBodyLimit(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) { c.Set(bodyLimitKey, limit) }
+}
+
+// bodyLimit is the most a request's route reads: MaxBody unless its group
+// says less.
+func bodyLimit(c *gin.Context) int64 {
+	if v, ok := c.Get(bodyLimitKey); ok {
+		return v.(int64)
+	}
+	return MaxBody
+}
+
+func tooLarge(limit int64) *Error {
+	return apiErr(http.StatusRequestEntityTooLarge, "PayloadTooLargeError", "Request body is larger than %d bytes", limit)
 }
 
 // bodyReadError is the answer to a body that could not be read: too
@@ -368,7 +394,7 @@ func bodyReadError(err error) error {
 	var big *http.MaxBytesError
 	switch {
 	case errors.As(err, &big):
-		return tooLarge()
+		return tooLarge(big.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return err // fail answers 408: the client took too long
 	}

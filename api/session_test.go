@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -246,4 +248,18 @@ func TestSessionWithOIDC(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
+}
+
+// The session calls, which anyone may send, read at most SessionMaxBody:
+// a refresh padded with a megabyte of ignored values is refused by its
+// size (announced, or chunked) before any of it is decoded.
+func TestSessionBodiesAreSmall(t *testing.T) {
+	api, _, _ := newTestAPI(t, "sqlite")
+	junk := `{"refreshToken":"x","junk":[` + strings.Repeat("0,", 450_000) + `0]}`
+	api.JSON("POST", "/api/v3/user/refresh", junk).WantError(413, "PayloadTooLargeError", fmt.Sprintf("Request body is larger than %d bytes", SessionMaxBody))
+	chunked := api.Do("POST", "/api/v3/user/refresh", io.MultiReader(strings.NewReader(junk)), "Content-Type", "application/json")
+	if chunked.Status != 413 {
+		t.Errorf("a chunked megabyte: %d %s", chunked.Status, chunked.Body)
+	}
+	api.JSON("POST", "/api/v3/user/refresh", map[string]string{"refreshToken": testTokens[auth.Viewer]}).Want(200)
 }
