@@ -128,7 +128,7 @@ func TestHostileInputIsRefusedAtTheEdge(t *testing.T) {
 			// Issue 37: nesting, escapes that decode to what the text rule
 			// refuses, invisible characters, the cursor, the preview's tags,
 			// host labels, uploads.
-			{"deep body before authentication", json(post, "/api/v3/user/refresh", deep(9990)), 400, "Invalid JSON: nesting deeper than 32 levels"},
+			{"deep body before authentication", json(post, "/api/v3/user/refresh", deep(4000)), 400, "Invalid JSON: nesting deeper than 32 levels"},
 			{"deep service body", json(patch, services+"/vendor", deep(33)), 400, "Invalid JSON: nesting deeper than 32 levels"},
 			{"deep service YAML", yaml(patch, services+"/yaml/vendor", "service", svcYAML("  name: vendor\n", "  targetPort: 1\n  x: "+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"\n")), 400, "Error parsing YAML: nesting deeper than 32 levels"},
 			{"service tag lone surrogate", json(patch, services+"/vendor", `{"tags":["a","\ud800"]}`), 400, `Field 'tags[1]' contains an unpaired UTF-16 surrogate (\uD800)`},
