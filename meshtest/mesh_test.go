@@ -92,7 +92,13 @@ func (f *fleet) ready(name string) int {
 // refused.
 func (f *fleet) reaches(port int, prefix string, hosts ...*Host) {
 	f.t.Helper()
-	proctest.WaitFor(f.t, fmt.Sprintf("port %d: %s from %v only", port, prefix, names(hosts)), follows, func() (bool, string) {
+	f.reachesWithin(follows, port, prefix, hosts...)
+}
+
+// reachesWithin is reaches, waiting up to timeout.
+func (f *fleet) reachesWithin(timeout time.Duration, port int, prefix string, hosts ...*Host) {
+	f.t.Helper()
+	proctest.WaitFor(f.t, fmt.Sprintf("port %d: %s from %v only", port, prefix, names(hosts)), timeout, func() (bool, string) {
 		var wrong []string
 		for _, h := range []*Host{f.hub, f.core, f.edge1, f.edge2} {
 			got, err := h.RoundTrip(port, "ping")
@@ -392,13 +398,10 @@ func TestMeshSurvivesFaults(t *testing.T) {
 	// A change once it is back (one that leaves edge1's listener alone:
 	// removing a listener closes its connections).
 	f.p.Call(http.MethodPatch, "/services/checkout", map[string]any{"tags": []string{"ops", "checkout"}}, http.StatusNoContent, nil)
-	// The router-syncs ask again within their back-off (at most 36 s).
+	// Each router-sync asks again within its back-off (at most 36 s after
+	// its last try).
 	f.ready("checkout")
-	proctest.WaitFor(t, "the router-syncs back", time.Minute, func() (bool, string) {
-		got, err := f.core.RoundTrip(checkout, "ping")
-		return got == "checkout@edge1:ping", fmt.Sprint(err)
-	})
-	f.reaches(checkout, "checkout@edge1:", f.hub, f.core, f.edge1, f.edge2)
+	f.reachesWithin(time.Minute, checkout, "checkout@edge1:", f.hub, f.core, f.edge1, f.edge2)
 	if err := echoed("after"); err != nil {
 		t.Fatalf("the connection opened before svcbridge stopped, after: %v", err)
 	}
