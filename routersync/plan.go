@@ -31,9 +31,6 @@ type Plan struct {
 	Restart []string
 }
 
-// Empty reports whether the plan changes nothing at run time.
-func (p Plan) Empty() bool { return len(p.Deletes) == 0 && len(p.Creates) == 0 }
-
 // Owns reports whether the sync may delete a router's entity that the
 // document does not hold: one it applied before (previous, by key), or a
 // bridge named as svcbridge names them (seed 001's "-listener" rule, and

@@ -88,19 +88,6 @@ func (t *Tx) RouterReports(ctx context.Context, agentUUIDs []string) (map[string
 	return out, nil
 }
 
-// RouterReportOf is one agent's last report; ErrNotFound when it has none.
-func (t *Tx) RouterReportOf(ctx context.Context, agentUUID string) (RouterReport, error) {
-	rs, err := t.RouterReports(ctx, []string{agentUUID})
-	if err != nil {
-		return RouterReport{}, err
-	}
-	r, ok := rs[agentUUID]
-	if !ok {
-		return r, ErrNotFound
-	}
-	return r, nil
-}
-
 // Report is the report as its router side sent it.
 func (r RouterReport) Report() wire.RouterReport {
 	return wire.RouterReport{LastUpdated: r.AppliedSeq, Version: r.Version, Error: r.Error, Failed: r.Failed(),
