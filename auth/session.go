@@ -10,7 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
+
+	"svcbridge/document"
 )
 
 // Tokens is a session as ioFog's clients (potctl, the ioFog Go SDK) keep
@@ -122,22 +123,7 @@ func (e *TokenEndpoint) grant(ctx context.Context, form url.Values) (Tokens, err
 		return Tokens{AccessToken: r.AccessToken, RefreshToken: r.RefreshToken}, nil
 	case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnauthorized:
 		// invalid_grant, unauthorized_client, ...: the reason is for the log.
-		return Tokens{}, fmt.Errorf("%w: issuer says %s: %s", ErrBadCredentials, sanitized(r.Error), sanitized(r.Description))
+		return Tokens{}, fmt.Errorf("%w: issuer says %s: %s", ErrBadCredentials, document.Printable(r.Error, 200), document.Printable(r.Description, 200))
 	}
 	return Tokens{}, fmt.Errorf("token endpoint answered %s", resp.Status)
-}
-
-// sanitized is what an issuer said, fit for a log line: printable
-// characters only, at most 200 bytes.
-func sanitized(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
 }

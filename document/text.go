@@ -2,6 +2,7 @@ package document
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -36,6 +37,25 @@ func TextProblem(s string) string {
 // (U+E0000-E007F), whose unassigned U+E0000 is not Cf yet.
 func isInvisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || (r >= 0xE0000 && r <= 0xE007F)
+}
+
+// Printable makes text from outside svcbridge (what an issuer or a router
+// said) fit for a log line or a field: invalid UTF-8 as "?", every
+// character that is not printable (TextProblem's control and invisible
+// ones among them) as a space, and at most limit bytes, an ellipsis
+// marking the cut.
+func Printable(s string, limit int) string {
+	s = strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	if len(s) > limit {
+		const ellipsis = "…"
+		s = strings.ToValidUTF8(s[:max(limit-len(ellipsis), 0)], "") + ellipsis
+	}
+	return s
 }
 
 // CheckText applies TextProblem to a body field, naming it.

@@ -2,6 +2,7 @@ package document
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -71,6 +72,26 @@ func BenchmarkCheckTextList(b *testing.B) {
 	for b.Loop() {
 		if err := CheckTextList("tags", items); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"Address already in use", 100, "Address already in use"},
+		{"bad\ngrant\x1b[31m", 100, "bad grant [31m"},
+		{"a\u202eb\u200bc", 100, "a b c"},
+		{"x\xffy", 100, "x?y"},
+		{strings.Repeat("é", 10), 9, "ééé…"},
+		{strings.Repeat("é", 10), 8, "éé…"},
+	} {
+		got := Printable(tc.in, tc.limit)
+		if got != tc.want || len(got) > tc.limit || TextProblem(got) != "" {
+			t.Errorf("Printable(%q, %d) = %q, want %q within the limit", tc.in, tc.limit, got, tc.want)
 		}
 	}
 }

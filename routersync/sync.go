@@ -21,8 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
+	"svcbridge/document"
 	"svcbridge/routerconfig"
 	"svcbridge/routermgmt"
 	"svcbridge/wire"
@@ -329,7 +329,7 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, retry bool, report *Rep
 	maps.Copy(failed, s.unserved)
 	for _, key := range slices.Sorted(maps.Keys(failed)) {
 		typ, name, _ := strings.Cut(key, "/")
-		report.Failed = append(report.Failed, wire.FailedBridge{Type: typ, Name: name, Reason: printable(failed[key])})
+		report.Failed = append(report.Failed, wire.FailedBridge{Type: typ, Name: name, Reason: document.Printable(failed[key], routerconfig.MaxReportText)})
 	}
 	for _, e := range desired {
 		if _, bad := failed[e.Key()]; bad {
@@ -382,21 +382,6 @@ func (s *Sync) observe(ctx context.Context, desired []routerconfig.Entity) error
 		}
 	}
 	return nil
-}
-
-// printable is what the router said, fit for a report: control
-// characters as spaces, at most the report's bound.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) > routerconfig.MaxReportText {
-		s = s[:routerconfig.MaxReportText]
-	}
-	return strings.ToValidUTF8(s, "")
 }
 
 // lost closes a management connection that failed mid-apply, so the next
