@@ -1,6 +1,7 @@
 package routersync
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,7 @@ func (p *Pull) do(ctx context.Context, method, path string, header http.Header, 
 		if err != nil {
 			return nil, nil, err
 		}
-		r = strings.NewReader(string(b))
+		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, p.url(path), r)
 	if err != nil {
@@ -78,18 +79,24 @@ func (p *Pull) do(ctx context.Context, method, path string, header http.Header, 
 
 // Wait returns the agent's router once its version differs from version
 // ("" for any): it waits up to LongPoll at a time on the server for a
-// change. The change sequence is read before the document, so
+// change. The change sequence is read before the document (a read after
+// the long poll's, answered 304 while the document is the one it got), so
 // acknowledging it after applying the document never covers a change the
 // document lacks.
 func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
+	// changed is the answer the long poll ended with: the document it
+	// read is kept, unless a later change came before the sequence.
+	var changed *http.Response
+	var changedBody []byte
 	for version != "" {
 		h := http.Header{"If-None-Match": {version}}
 		q := "router?timeoutSeconds=" + strconv.Itoa(int(p.LongPoll/time.Second))
-		resp, _, err := p.do(ctx, http.MethodGet, q, h, nil)
+		resp, body, err := p.do(ctx, http.MethodGet, q, h, nil)
 		if err != nil {
 			return Desired{}, err
 		}
 		if resp.StatusCode != http.StatusNotModified {
+			changed, changedBody = resp, body
 			break
 		}
 	}
@@ -103,9 +110,16 @@ func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
 	if err := json.Unmarshal(body, &ch); err != nil {
 		return Desired{}, fmt.Errorf("config/changes: %w", err)
 	}
-	resp, body, err := p.do(ctx, http.MethodGet, "router", nil, nil)
+	var h http.Header
+	if changed != nil {
+		h = http.Header{"If-None-Match": {changed.Header.Get("ETag")}}
+	}
+	resp, body, err := p.do(ctx, http.MethodGet, "router", h, nil)
 	if err != nil {
 		return Desired{}, err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		resp, body = changed, changedBody // what the long poll read is current
 	}
 	d := Desired{Seq: ch.LastUpdated, Types: AgentTypes, Version: resp.Header.Get("ETag")}
 	if resp.StatusCode == http.StatusNotFound {

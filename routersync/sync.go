@@ -313,9 +313,19 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, retry bool, report *Rep
 			s.Log.Info("created", "entity", e.Key())
 		}
 	}
-	if err := s.observe(ctx, desired); err != nil {
-		return false, err
+	// What the router says of its listeners: as read above unless the
+	// plan changed them.
+	var listeners []routerconfig.Entity
+	if len(plan.Creates) == 0 && len(plan.Deletes) == 0 {
+		for _, c := range current {
+			if c.Type == routerconfig.EntityTCPListener {
+				listeners = append(listeners, c)
+			}
+		}
+	} else if listeners, err = s.router.Query(ctx, routerconfig.EntityTCPListener); err != nil {
+		return false, s.lost(fmt.Errorf("router unreachable: %w", err))
 	}
+	s.observe(desired, listeners)
 	s.previous = map[string]bool{}
 	for _, e := range desired {
 		if slices.Contains(d.Types, e.Type) {
@@ -353,16 +363,12 @@ func (s *Sync) applyOnce(ctx context.Context, d Desired, retry bool, report *Rep
 	return created, nil
 }
 
-// observe reads what the router says of the listeners it holds: one whose
+// observe takes what the router says of the listeners it holds: one whose
 // socket failed (its port taken on the host) cannot serve until a retry
 // makes it again and it is seen up; a listener down without a message
 // waits for its address to be reachable, and keeps what was said of it
 // (a retried one that failed is not taken for served before it is up).
-func (s *Sync) observe(ctx context.Context, desired []routerconfig.Entity) error {
-	held, err := s.router.Query(ctx, routerconfig.EntityTCPListener)
-	if err != nil {
-		return s.lost(fmt.Errorf("router unreachable: %w", err))
-	}
+func (s *Sync) observe(desired, held []routerconfig.Entity) {
 	want := map[string]bool{}
 	for _, e := range desired {
 		want[e.Key()] = true
@@ -381,7 +387,6 @@ func (s *Sync) observe(ctx context.Context, desired []routerconfig.Entity) error
 			delete(s.unserved, h.Key())
 		}
 	}
-	return nil
 }
 
 // lost closes a management connection that failed mid-apply, so the next
