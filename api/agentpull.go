@@ -145,19 +145,14 @@ func (s *Server) getOwnRouter(c *gin.Context) {
 			return
 		}
 	}
-	if !a.HasRouter() {
-		c.Header("ETag", noRouterETag)
-		if etagMatches(ifNoneMatch, noRouterETag) {
-			c.Status(http.StatusNotModified)
-			return
-		}
-	}
-	if a.HasRouter() && ifNoneMatch != "" {
-		version, err := s.Store.PolledRouterVersion(c.Request.Context(), a.UUID)
-		if etag := etagOf(version); err == nil && etagMatches(ifNoneMatch, etag) {
+	if ifNoneMatch != "" {
+		if etag, err := s.pollETag(c.Request.Context(), a); err == nil && etagMatches(ifNoneMatch, etag) {
 			serveRouterDoc(c, routerDoc{etag: etag, notModified: true})
 			return
 		}
+	}
+	if !a.HasRouter() {
+		c.Header("ETag", noRouterETag)
 	}
 	doc, ok := read(s, c, func(tx *store.Tx, ctx context.Context) (routerDoc, error) {
 		return s.routerDocument(ctx, tx, a, a.Name, ifNoneMatch)
@@ -174,6 +169,20 @@ const noRouterETag = `"none"`
 // maxLongPoll bounds timeoutSeconds: a proxy in between may close an idle
 // request sooner, and the client simply asks again.
 const maxLongPoll = 5 * time.Minute
+
+// pollETag is the ETag a poll of a's router document compares with, from
+// the store's poll cache: its router version's, or noRouterETag when it
+// has no router.
+func (s *Server) pollETag(ctx context.Context, a inventory.Agent) (string, error) {
+	if !a.HasRouter() {
+		return noRouterETag, nil
+	}
+	version, err := s.Store.PolledRouterVersion(ctx, a.UUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return noRouterETag, nil
+	}
+	return etagOf(version), err
+}
 
 // longPollWait reads timeoutSeconds (0 when absent).
 func longPollWait(c *gin.Context) (time.Duration, error) {
@@ -210,14 +219,9 @@ func (s *Server) awaitRouterChange(c *gin.Context, a inventory.Agent, ifNoneMatc
 			fail(c, unauthenticated("Invalid agent token"))
 			return a, false
 		}
-		etag := noRouterETag
-		if err == nil && cur.HasRouter() {
-			var version string
-			version, err = s.Store.PolledRouterVersion(ctx, cur.UUID)
-			etag = etagOf(version)
-			if errors.Is(err, store.ErrNotFound) {
-				etag, err = noRouterETag, nil
-			}
+		var etag string
+		if err == nil {
+			etag, err = s.pollETag(ctx, cur)
 		}
 		if err != nil {
 			stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"svcbridge/store"
 )
@@ -50,5 +51,60 @@ func TestRouterDocumentETag(t *testing.T) {
 		if string(r.Body) != `{"bridges":{"tcpConnectors":{},"tcpListeners":{}},"x":1}` || r.Header.Get("ETag") == old {
 			t.Errorf("after a change: %s ETag %q (old %q)", r.Body, r.Header.Get("ETag"), old)
 		}
+	})
+}
+
+// A long poll (timeoutSeconds with If-None-Match) answers as soon as the
+// agent's document changes, 304 after its timeout when it does not, and
+// waits on an agent's having no router too ("none").
+func TestRouterLongPoll(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, _, _ := newTestAPI(t, dialect)
+		createAgent(t, api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+		fog := createAgent(t, api, map[string]any{"name": "fog"})
+		agent := bearer(fog.Token)
+		etag := api.Do("GET", "/api/v3/agent/router", nil, agent...).Want(200).Header.Get("ETag")
+
+		start := time.Now()
+		api.Do("GET", "/api/v3/agent/router?timeoutSeconds=1", nil, append(agent, "If-None-Match", etag)...).Want(304)
+		if waited := time.Since(start); waited < 900*time.Millisecond {
+			t.Errorf("an unchanged long poll answered after %v, before its timeout", waited)
+		}
+
+		answered := make(chan *testResponse, 1)
+		go func() {
+			answered <- api.Do("GET", "/api/v3/agent/router?timeoutSeconds=30", nil, append(agent, "If-None-Match", etag)...)
+		}()
+		time.Sleep(200 * time.Millisecond)
+		api.JSON("PATCH", "/api/v3/agents/fog", map[string]any{"routerMode": "interior"}).Want(200)
+		select {
+		case r := <-answered:
+			if r.Status != 200 || r.Header.Get("ETag") == etag {
+				t.Errorf("the long poll answered %d with ETag %s after a change", r.Status, r.Header.Get("ETag"))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the long poll did not answer a change")
+		}
+
+		api.JSON("PATCH", "/api/v3/agents/fog", map[string]any{"routerMode": "none"}).Want(200)
+		none := api.Do("GET", "/api/v3/agent/router", nil, agent...).Want(404)
+		if none.Header.Get("ETag") != `"none"` {
+			t.Errorf("an agent without a router: ETag %q, want \"none\"", none.Header.Get("ETag"))
+		}
+		go func() {
+			answered <- api.Do("GET", "/api/v3/agent/router?timeoutSeconds=30", nil, append(agent, "If-None-Match", `"none"`)...)
+		}()
+		time.Sleep(200 * time.Millisecond)
+		api.JSON("PATCH", "/api/v3/agents/fog", map[string]any{"routerMode": "edge"}).Want(200)
+		select {
+		case r := <-answered:
+			if r.Status != 200 {
+				t.Errorf("the long poll of an agent given a router again answered %d", r.Status)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the long poll did not answer the router coming back")
+		}
+		api.Do("GET", "/api/v3/agent/router?timeoutSeconds=301", nil, agent...).WantError(400, "ValidationError",
+			"Query parameter 'timeoutSeconds' must be an integer from 0 to 300")
 	})
 }
