@@ -32,7 +32,7 @@ func (s *Server) agentPullRoutes(g *gin.RouterGroup) {
 	a.GET("/config/changes", s.getAgentChanges)
 	a.PATCH("/config/changes", s.ackAgentChanges)
 	a.GET("/router", s.getOwnRouter)
-	a.PUT("/router/status", s.reportRouter)
+	a.PUT("/router/status", withBodyLimit(ReportMaxBody), s.reportRouter)
 }
 
 func unauthenticated(format string, args ...any) *Error {

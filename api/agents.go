@@ -24,10 +24,10 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 	g.POST("/agents/yaml", s.uploadAgentYAML)
 	g.GET("/agents/:agent", s.getAgent)
 	g.PATCH("/agents/:agent", s.patchAgent)
-	g.DELETE("/agents/:agent", s.deleteAgent)
+	g.DELETE("/agents/:agent", noBody, s.deleteAgent)
 	g.GET("/agents/:agent/router", s.getAgentRouter)
 	g.GET("/agents/:agent/services", s.getAgentServices)
-	g.POST("/agents/:agent/token", s.rotateAgentToken)
+	g.POST("/agents/:agent/token", noBody, s.rotateAgentToken)
 }
 
 // agentAnswer is a as the API answers it, its upstream routers named by n.

@@ -31,12 +31,22 @@ import (
 	"svcbridge/workflows"
 )
 
-// MaxBody bounds every request body (JSON and multipart alike);
-// SessionMaxBody the session calls' (a refresh token, an email and a
-// password), which anyone may send.
+// What a route reads at most. Reading and checking a JSON body costs the
+// api about 10 ns a byte and a YAML one 30 times that, so the limits, set
+// well above what the routes need, are what bound the cost of a body that
+// holds nothing a route reads (a normal write costs about 0.2 ms):
+//   - MaxBody: a JSON document (a service, an agent, a microservice), a
+//     few hundred bytes, more with long Kubernetes annotations;
+//   - MaxYAMLBody: a YAML upload (the multipart body), the same documents;
+//   - SessionMaxBody: the session calls, which anyone may send (a refresh
+//     token, an email and a password);
+//   - ReportMaxBody: a router's report, an entry per bridge its router
+//     refused.
 const (
-	MaxBody        = 1 << 20
+	MaxBody        = 64 << 10
+	MaxYAMLBody    = 8 << 10
 	SessionMaxBody = 16 << 10
+	ReportMaxBody  = 1 << 20
 )
 
 // Reconciler starts the durable work after a change is committed. An error
@@ -86,6 +96,10 @@ type Options struct {
 	WatchInterval time.Duration
 	// Limits bound watches and failed authentications; zero is DefaultLimits.
 	Limits Limits
+	// TrustedProxies (addresses and CIDRs) are the proxies whose
+	// X-Forwarded-For names the client, for the failed-authentication
+	// budgets; none by default: any client can write that header.
+	TrustedProxies []string
 }
 
 // Server holds the handlers' dependencies.
@@ -123,6 +137,10 @@ func New(o Options) http.Handler {
 		authLimit: newAuthLimiter(o.Limits), watches: newWatchHub(o.Logger, o.Limits, o.WatchInterval)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	r.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	if err := r.SetTrustedProxies(o.TrustedProxies); err != nil {
+		panic(fmt.Sprintf("api: trusted proxies: %v", err)) // config.Load checked them
+	}
 	r.Use(gin.Recovery(), s.observe, s.timestamp)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, wire.Health{Status: "ok", Version: buildinfo.Version()}) })
 	r.GET("/readyz", s.readyz)
@@ -342,7 +360,7 @@ func readBody(c *gin.Context, mediaType string) ([]byte, error) {
 	if err != nil || ct != mediaType {
 		return nil, badRequest("Content-Type must be %s", mediaType)
 	}
-	if err := limitBody(c); err != nil {
+	if err := limitBody(c, bodyLimit(c)); err != nil {
 		return nil, err
 	}
 	body, err := io.ReadAll(c.Request.Body)
@@ -352,11 +370,26 @@ func readBody(c *gin.Context, mediaType string) ([]byte, error) {
 	return body, nil
 }
 
+// noBody reads the body of a write that takes none before the write is
+// done: a body that cannot be read (a malformed chunked encoding, one
+// over MaxBody, one not sent in time) is the client's error, answered as
+// such, rather than a write done and the connection then dropped.
+func noBody(c *gin.Context) {
+	err := limitBody(c, MaxBody)
+	if err == nil {
+		if _, err = io.Copy(io.Discard, c.Request.Body); err != nil {
+			err = bodyReadError(err)
+		}
+	}
+	if err != nil {
+		fail(c, err)
+	}
+}
+
 // limitBody refuses a body announced larger than the route's limit
 // (bodyLimit) before reading a byte of it, and cuts an unannounced one
 // (chunked) at that limit.
-func limitBody(c *gin.Context) error {
-	limit := bodyLimit(c)
+func limitBody(c *gin.Context, limit int64) error {
 	if c.Request.ContentLength > limit {
 		return tooLarge(limit)
 	}
@@ -364,18 +397,16 @@ func limitBody(c *gin.Context) error {
 	return nil
 }
 
-// bodyLimitKey is where a route group narrows MaxBody (withBodyLimit).
+// bodyLimitKey is where a route sets its own limit (withBodyLimit).
 const bodyLimitKey = "svcbridge.bodyLimit"
 
-// withBodyLimit bounds the bodies of a group's routes below MaxBody: a
-// route reads at most what it can need (a session call's few fields), so
-// an unauthenticated caller cannot make it read, and decode, a megabyte.
+// withBodyLimit sets the limit of a group's or a route's bodies.
 func withBodyLimit(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) { c.Set(bodyLimitKey, limit) }
 }
 
-// bodyLimit is the most a request's route reads: MaxBody unless its group
-// says less.
+// bodyLimit is the most a request's route reads: MaxBody unless the route
+// says otherwise.
 func bodyLimit(c *gin.Context) int64 {
 	if v, ok := c.Get(bodyLimitKey); ok {
 		return v.(int64)
@@ -409,10 +440,10 @@ func readUpload(c *gin.Context, field string) ([]byte, error) {
 	if err != nil || ct != "multipart/form-data" {
 		return nil, badRequest("Content-Type must be multipart/form-data with the document in field '%s'", field)
 	}
-	if err := limitBody(c); err != nil {
+	if err := limitBody(c, MaxYAMLBody); err != nil {
 		return nil, err
 	}
-	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
+	if err := c.Request.ParseMultipartForm(MaxYAMLBody); err != nil {
 		var big *http.MaxBytesError
 		if errors.As(err, &big) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, bodyReadError(err)

@@ -161,8 +161,14 @@ func TestHostileInputIsRefusedAtTheEdge(t *testing.T) {
 			{"multipart part name bidi", withPart("a\u202e", "x"), 400, "Multipart part 'a\u202e' contains an invisible format character (U+202E)"},
 			// Bodies that are too large or cut short.
 			{"huge Content-Length", raw("POST "+services+" HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5000000000\r\n", `{}`), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxBody)},
-			{"huge Content-Length upload", raw("POST "+agents+"/yaml HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 5000000000\r\n", ""), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxBody)},
+			{"huge Content-Length upload", raw("POST "+agents+"/yaml HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 5000000000\r\n", ""), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxYAMLBody)},
 			{"truncated body", raw("POST "+services+" HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n", `{"name":"n"`), 400, "Request body could not be read: unexpected EOF"},
+			// Writes that take no body read it first: a malformed one is
+			// refused before anything is done.
+			{"DELETE with a malformed chunked body", raw("DELETE "+services+"/vendor HTTP/1.1\r\nTransfer-Encoding: chunked\r\n", "zz\r\n"), 400, "Request body could not be read: invalid byte in chunk length"},
+			{"reconcile with a malformed chunked body", raw("POST "+services+"/vendor/reconcile HTTP/1.1\r\nTransfer-Encoding: chunked\r\n", "1\r\nab\r\n"), 400, "Request body could not be read: malformed chunked encoding"},
+			{"token rotation with a body cut short", raw("POST "+agents+"/plant-a/token HTTP/1.1\r\nContent-Length: 10\r\n", "{}"), 400, "Request body could not be read: unexpected EOF"},
+			{"microservice DELETE with a huge body", raw("DELETE "+ms+"/x HTTP/1.1\r\nContent-Length: 5000000000\r\n", ""), 413, fmt.Sprintf("Request body is larger than %d bytes", MaxBody)},
 			{"truncated agent body", raw("PATCH "+agents+"/plant-a HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n", `{"tags":[]}`), 400, "Request body could not be read: unexpected EOF"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

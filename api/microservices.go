@@ -21,7 +21,7 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 	g.POST("/microservices", s.createMicroservice)
 	g.GET("/microservices/:uuid", s.getMicroservice)
 	g.PATCH("/microservices/:uuid", s.patchMicroservice)
-	g.DELETE("/microservices/:uuid", s.deleteMicroservice)
+	g.DELETE("/microservices/:uuid", noBody, s.deleteMicroservice)
 }
 
 // microserviceAnswer is m as the API answers it: svcbridge's fields, its

@@ -694,7 +694,7 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call("/api/v3/agent/router/status", 204, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "lastUpdated": 0}, agent...))
 	call("/api/v3/agent/router/status", 400, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "failed": []any{map[string]any{"type": "router"}}}, agent...))
 	call("/api/v3/agent/router/status", 401, js("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`}))
-	call("/api/v3/agent/router/status", 413, js("PUT", "/api/v3/agent/router/status", big, agent...))
+	call("/api/v3/agent/router/status", 413, js("PUT", "/api/v3/agent/router/status", strings.Repeat(" ", ReportMaxBody+1), agent...))
 	call(agents+"/{agent}/token", 200, do("POST", agents+"/plant-a/token"))
 	call("/api/v3/agent/router", 401, js("GET", "/api/v3/agent/router", nil, agent...)) // rotated away
 

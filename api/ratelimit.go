@@ -118,12 +118,13 @@ type authAttempt struct {
 }
 
 func newAttempt(c *gin.Context, account, secret string) authAttempt {
-	return authAttempt{address: clientAddress(c.RemoteIP()), account: sha256.Sum256([]byte(account)), secret: sha256.Sum256([]byte(secret))}
+	return authAttempt{address: clientAddress(c.ClientIP()), account: sha256.Sum256([]byte(account)), secret: sha256.Sum256([]byte(secret))}
 }
 
 // clientAddress is the key of a client's budget: its IP, or an IPv6
-// client's /64. The TCP peer's address, not a forwarded header, which any
-// client could set.
+// client's /64: the TCP peer's address, or the one a trusted proxy
+// forwards (Options.TrustedProxies), never a forwarded header from
+// anyone else, which any client could set.
 func clientAddress(ip string) string {
 	parsed := net.ParseIP(ip)
 	if parsed == nil || parsed.To4() != nil {

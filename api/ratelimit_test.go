@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"svcbridge/auth"
+	"svcbridge/store"
 )
 
 // Failed token authentications from one address spend its budget,
@@ -220,5 +221,45 @@ func TestRefill(t *testing.T) {
 		if got := refill(c.tokens, c.limit); got != c.want {
 			t.Errorf("refill(%v, %v) = %v, want %v", c.tokens, c.limit, got, c.want)
 		}
+	}
+}
+
+// Behind a trusted proxy (an Ingress) the failed-authentication budgets
+// are the forwarded client's: a guesser behind it spends its own, another
+// client behind it is still answered. From anyone else X-Forwarded-For is
+// ignored: a guesser cannot buy fresh budgets by writing it.
+func TestTrustedProxiesForwardTheClientAddress(t *testing.T) {
+	guess := func(api *testAPI, forwardedFor string, i int) int {
+		return api.Do("GET", "/api/v3/agents", nil, "Authorization", fmt.Sprintf("Bearer guessed-token-%04d-xyz", i), "X-Forwarded-For", forwardedFor).Status
+	}
+	for _, tc := range []struct {
+		name    string
+		proxies []string
+		other   int // what another forwarded client's first failure answers
+	}{
+		{"trusted", []string{"127.0.0.1/32", "::1"}, 401},
+		{"not trusted", nil, 429},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) {
+				o.Limits = DefaultLimits
+				o.Limits.AuthFailureBurst, o.Limits.AuthFailuresPerMinute = 3, 0.01
+				o.TrustedProxies = tc.proxies
+			})
+			for i := range 3 {
+				if got := guess(api, "203.0.113.9", i); got != 401 {
+					t.Fatalf("guess %d answered %d, want 401", i, got)
+				}
+			}
+			if got := guess(api, "203.0.113.9", 3); got != 429 {
+				t.Fatalf("the guesser's fourth failure answered %d, want 429", got)
+			}
+			if got := guess(api, "198.51.100.7, 203.0.113.9", 4); got != 429 {
+				t.Fatalf("a guesser writing a false first hop answered %d, want 429 (the proxy appends the real one)", got)
+			}
+			if got := guess(api, "198.51.100.7", 5); got != tc.other {
+				t.Fatalf("another client's first failure answered %d, want %d", got, tc.other)
+			}
+		})
 	}
 }

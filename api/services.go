@@ -24,8 +24,8 @@ func (s *Server) serviceRoutes(g *gin.RouterGroup) {
 	g.GET("/services/:name", s.getService)
 	g.PATCH("/services/:name", s.updateServiceJSON)
 	g.PATCH("/services/yaml/:name", s.updateServiceYAML)
-	g.DELETE("/services/:name", s.deleteService)
-	g.POST("/services/:name/reconcile", s.reconcileService)
+	g.DELETE("/services/:name", noBody, s.deleteService)
+	g.POST("/services/:name/reconcile", noBody, s.reconcileService)
 	g.GET("/services/:name/distribution", s.previewDistribution)
 }
 

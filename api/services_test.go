@@ -276,14 +276,15 @@ func svcBody(base map[string]any, kv ...any) string {
 
 // Messages the reference controller's clients know.
 const (
-	msgReserved = `Service name cannot be "controller" or "router" or "router-internal" or "docker" or "podman" or "kubernetes" or "nats" or "nats-headless" or "nats-server"`
-	msgK8sEnv   = "Kubernetes environment is required for k8s service type"
-	msgK8sNeeds = "Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"
-	msgType     = "Changing service type is not allowed. Please delete the service and create a new one with the desired type."
-	msgBridge   = "Changing default bridge is not allowed. Please delete the service and create a new one with the desired default bridge."
-	msgRename   = "Changing service name is not allowed. Please delete the service and create a new one with the desired name."
-	msgNoRouter = "a TCP bridge service requires a router on the agent"
-	msgTooLarge = "Request body is larger than 1048576 bytes"
+	msgReserved     = `Service name cannot be "controller" or "router" or "router-internal" or "docker" or "podman" or "kubernetes" or "nats" or "nats-headless" or "nats-server"`
+	msgK8sEnv       = "Kubernetes environment is required for k8s service type"
+	msgK8sNeeds     = "Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"
+	msgType         = "Changing service type is not allowed. Please delete the service and create a new one with the desired type."
+	msgBridge       = "Changing default bridge is not allowed. Please delete the service and create a new one with the desired default bridge."
+	msgRename       = "Changing service name is not allowed. Please delete the service and create a new one with the desired name."
+	msgNoRouter     = "a TCP bridge service requires a router on the agent"
+	msgTooLarge     = "Request body is larger than 65536 bytes"
+	msgYAMLTooLarge = "Request body is larger than 8192 bytes"
 	// What Kubernetes says of the annotation key "bad key!".
 	msgBadAnnotationKey = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
@@ -340,8 +341,8 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 		for i := range manyTags {
 			manyTags[i] = fmt.Sprintf("t%d", i)
 		}
-		bigJSON := svcBody(ext, "tags", []string{strings.Repeat("x", 1<<20)})
-		bigYAML := yamlDoc([]string{"name: new", "# " + strings.Repeat("x", 1<<20)}, extSpec)
+		bigJSON := svcBody(ext, "tags", []string{strings.Repeat("x", MaxBody)})
+		bigYAML := yamlDoc([]string{"name: new", "# " + strings.Repeat("x", MaxYAMLBody)}, extSpec)
 		aliasBomb := "kind: Service\nbase: &a [x, x]\n"
 		for i := 0; i <= service.MaxYAMLAliases; i++ {
 			aliasBomb += fmt.Sprintf("b%d: *a\n", i)
@@ -488,14 +489,14 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"JSON trailing comma", remote, create(`{"name":"new",}`), 400, validation, "Invalid JSON: invalid character '}' looking for beginning of object key string"},
 			{"JSON two values", remote, create(svcBody(ext) + ` {}`), 400, validation, "Invalid JSON: unexpected data after the top-level value"},
 			{"JSON array", remote, create(`[` + svcBody(ext) + `]`), 400, validation, "Field 'instance' is not of a type(s) object"},
-			{"JSON over 1 MiB", remote, create(bigJSON), 413, tooLarge, msgTooLarge},
+			{"JSON over 64 KiB", remote, create(bigJSON), 413, tooLarge, msgTooLarge},
 
 			// YAML create.
 			{"YAML not multipart", remote, svcRawReq(post, yamlPath, "application/yaml", yamlDoc([]string{"name: new"}, extSpec)), 400, validation, "Content-Type must be multipart/form-data with the document in field 'service'"},
 			{"YAML multipart without boundary", remote, svcRawReq(post, yamlPath, "multipart/form-data", "x"), 400, validation, "Invalid multipart form: no multipart boundary param in Content-Type"},
 			{"YAML multipart without parts", remote, svcRawReq(post, yamlPath, "multipart/form-data; boundary=zz", "--zz--\r\n"), 400, validation, "Missing file in multipart field 'service'"},
 			{"YAML in another field", remote, svcRequest{method: post, path: yamlPath, body: yamlDoc([]string{"name: new"}, extSpec), upload: true, field: "file"}, 400, validation, "Missing file in multipart field 'service'"},
-			{"YAML over 1 MiB", remote, createYAML(bigYAML), 413, tooLarge, msgTooLarge},
+			{"YAML over 8 KiB", remote, createYAML(bigYAML), 413, tooLarge, msgYAMLTooLarge},
 			{"YAML broken", remote, createYAML("kind: Service\nmetadata: [\n"), 400, validation, "Error parsing YAML: line 2: did not find expected node content"},
 			{"YAML two documents", remote, createYAML(yamlDoc([]string{"name: new"}, extSpec) + "---\n" + yamlDoc([]string{"name: other"}, extSpec)), 400, validation, "Error parsing YAML: expected a single document in the stream, but found more"},
 			{"YAML empty", remote, createYAML(""), 400, validation, "Invalid YAML format: missing kind field"},
@@ -542,7 +543,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"PATCH text/plain", remote, svcRawReq(patch, servicesPath+"/checkout", "text/plain", `{"targetPort":1}`), 400, validation, "Content-Type must be application/json"},
 			{"PATCH broken JSON", remote, update("checkout", `{"targetPort":`), 400, validation, "Invalid JSON: unexpected EOF"},
 			{"PATCH JSON array", remote, update("checkout", `[]`), 400, validation, "Field 'instance' is not of a type(s) object"},
-			{"PATCH over 1 MiB", remote, update("checkout", bigJSON), 413, tooLarge, msgTooLarge},
+			{"PATCH over 64 KiB", remote, update("checkout", bigJSON), 413, tooLarge, msgTooLarge},
 
 			// YAML PATCH: the whole document.
 			{"YAML PATCH other name", remote, updateYAML("checkout", yamlDoc([]string{"name: other"}, checkoutSpec)), 400, validation, "Service name in YAML (other) doesn't match endpoint path (checkout)"},
@@ -555,7 +556,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"YAML PATCH in another field", remote, svcRequest{method: patch, path: yamlPath + "/checkout", body: yamlDoc([]string{"name: checkout"}, checkoutSpec), upload: true, field: "file"}, 400, validation, "Missing file in multipart field 'service'"},
 			{"YAML PATCH not multipart", remote, svcJSONReq(patch, yamlPath+"/checkout", `{"targetPort":1}`), 400, validation, "Content-Type must be multipart/form-data with the document in field 'service'"},
 			{"YAML PATCH two documents", remote, updateYAML("checkout", yamlDoc([]string{"name: checkout"}, checkoutSpec)+"---\n"), 400, validation, "Error parsing YAML: expected a single document in the stream, but found more"},
-			{"YAML PATCH over 1 MiB", remote, updateYAML("checkout", bigYAML), 413, tooLarge, msgTooLarge},
+			{"YAML PATCH over 8 KiB", remote, updateYAML("checkout", bigYAML), 413, tooLarge, msgYAMLTooLarge},
 
 			// Unknown services and routes.
 			{"GET unknown service", remote, svcJSONReq(get, servicesPath+"/nope", ""), 404, missing, "Service with name nope not found"},
@@ -1261,9 +1262,9 @@ func TestServiceBridgePortsRunOut(t *testing.T) {
 	})
 }
 
-// TestServiceBodyLimitIsOneMiB: a JSON body of exactly MaxBody bytes is
-// read; one byte more is 413.
-func TestServiceBodyLimitIsOneMiB(t *testing.T) {
+// TestServiceBodyLimit: a JSON body of exactly MaxBody bytes is read; one
+// byte more is 413.
+func TestServiceBodyLimit(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		p := newPlanes(t, dialect)
 		newInventory(t, p.remote)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -54,6 +55,7 @@ type Config struct {
 	HTTP              HTTPServer
 	Pool              store.Pool
 	Limits            api.Limits
+	TrustedProxies    []string
 }
 
 // HTTPServer bounds what one client may hold of the api's (and the worker's
@@ -79,7 +81,7 @@ type Setting struct {
 var Settings = []Setting{
 	{"listen", "LISTEN", "127.0.0.1:8080", "address of the REST API"},
 	{"http-read-header-timeout", "HTTP_READ_HEADER_TIMEOUT", "10s", "api, dev, worker's METRICS_LISTEN: time a client has to send a request's headers"},
-	{"http-read-timeout", "HTTP_READ_TIMEOUT", "30s", "api, dev, worker's METRICS_LISTEN: time a client has to send a whole request, body included (bodies are at most 1 MiB)"},
+	{"http-read-timeout", "HTTP_READ_TIMEOUT", "30s", "api, dev, worker's METRICS_LISTEN: time a client has to send a whole request, body included (a document's body is at most 64 KiB)"},
 	{"http-write-timeout", "HTTP_WRITE_TIMEOUT", "60s", "api, dev, worker's METRICS_LISTEN: time from the end of a request's headers to the end of its answer (0: none)"},
 	{"http-idle-timeout", "HTTP_IDLE_TIMEOUT", "120s", "api, dev, worker's METRICS_LISTEN: how long a keep-alive connection may wait for its next request"},
 	{"http-max-header-bytes", "HTTP_MAX_HEADER_BYTES", "65536", "api, dev, worker's METRICS_LISTEN: largest request header block, in bytes (431 above it)"},
@@ -125,6 +127,7 @@ var Settings = []Setting{
 	{"watch-buffer", "WATCH_BUFFER", "30", "api, dev: how many reads (one a second) of changes a watcher may fall behind before its watch ends with an ERROR event"},
 	{"auth-failures-per-minute", "AUTH_FAILURES_PER_MINUTE", "10", "api, dev: failed authentications one client address, and one credential, may make per minute, beyond the burst (a failure answers 429 above it; a valid token always passes)"},
 	{"auth-failure-burst", "AUTH_FAILURE_BURST", "20", "api, dev: failed authentications one client address, and one credential, may make at once"},
+	{"trusted-proxies", "TRUSTED_PROXIES", "", "api, dev: addresses or CIDRs of the proxies in front of the API (an Ingress's), comma-separated: a request through one is counted, for the failed-authentication limits, against the client address it forwards (X-Forwarded-For); empty: the TCP peer's address"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
@@ -196,6 +199,9 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, err
 	}
 	if c.Limits, err = loadLimits(get); err != nil {
+		return c, err
+	}
+	if c.TrustedProxies, err = loadProxies(get("trusted-proxies")); err != nil {
 		return c, err
 	}
 	c.TemporalAddress = get("temporal-address")
@@ -357,6 +363,23 @@ func loadLimits(get func(string) string) (api.Limits, error) {
 	}
 	l.AuthFailuresPerMinute = v
 	return l, nil
+}
+
+// loadProxies reads TRUSTED_PROXIES: addresses and CIDRs.
+func loadProxies(v string) ([]string, error) {
+	var out []string
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return nil, invalid("trusted-proxies", fmt.Sprintf("%q is not an IP address or a CIDR", p))
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // invalid is the error of a setting whose value is wrong, naming its

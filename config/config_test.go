@@ -58,6 +58,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		"HTTP_READ_TIMEOUT":      {"--http-read-timeout", "0"},
 		"HTTP_WRITE_TIMEOUT":     {"--http-write-timeout", "soon"},
 		"HTTP_MAX_HEADER_BYTES":  {"--http-max-header-bytes", "100"},
+		"TRUSTED_PROXIES":        {"--trusted-proxies", "10.0.0.0/8, ingress"},
 	}
 	for env, args := range cases {
 		_, err := load(t, args...)

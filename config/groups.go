@@ -19,7 +19,7 @@ var Groups = []Group{
 	{"Listening", false, []string{"listen", "metrics-listen", "http-read-header-timeout", "http-read-timeout",
 		"http-write-timeout", "http-idle-timeout", "http-max-header-bytes"}},
 	{"Request limits", false, []string{"watch-max", "watch-max-per-client", "watch-buffer",
-		"auth-failures-per-minute", "auth-failure-burst"}},
+		"auth-failures-per-minute", "auth-failure-burst", "trusted-proxies"}},
 	{"Authentication", false, []string{"auth-tokens-file", "oidc-issuer", "oidc-audience", "oidc-role-claim",
 		"oidc-client-id", "oidc-client-secret"}},
 	{"Database", false, []string{"database-url", "db-max-open-conns", "db-max-idle-conns", "db-conn-max-lifetime"}},

@@ -19,50 +19,78 @@ import (
 // included) passing the text rule, as written: encoding/json would
 // silently turn bad bytes and escaped lone surrogates into U+FFFD. Values
 // stay raw so that each field is type-checked with its own message. The
-// work is linear in the body.
+// work is linear in the body, and nothing in it is decoded into values.
 func ReadJSONObject(body []byte) (map[string]json.RawMessage, error) {
+	return readJSONObject(body, nil)
+}
+
+// ReadJSONFields is ReadJSONObject refusing the keys outside known, naming
+// them (sorted, for a stable message), before any value is looked into:
+// what a route does not read costs it one scan.
+func ReadJSONFields(body []byte, known FieldSet) (map[string]json.RawMessage, error) {
+	return readJSONObject(body, &known)
+}
+
+func readJSONObject(body []byte, known *FieldSet) (map[string]json.RawMessage, error) {
 	if p := jsonNesting(body); p != "" {
 		return nil, Errorf("Invalid JSON: %s", p)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, Errorf("Invalid JSON: empty body")
-		}
-		return nil, Errorf("Invalid JSON: %s", err.Error())
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, Errorf("Invalid JSON: unexpected data after the top-level value")
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, NotOfType("instance", "object")
-	}
-	if err := CheckJSON("", body); err != nil {
+	if err := jsonSyntax(body); err != nil {
 		return nil, err
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, Errorf("Invalid JSON: %s", err.Error())
+	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
+		return nil, NotOfType("instance", "object")
+	}
+	// The members, walked as CheckJSON walks them, except that the value
+	// of a key outside known is stepped over unread: it is refused whole.
+	obj := map[string]json.RawMessage{}
+	var unknown []string
+	w := jsonWalker{body: body}
+	w.space()
+	err := w.members(nil, func(member *jsonPath) error {
+		if known != nil && !(*known)[member.key] {
+			unknown = append(unknown, member.key)
+			w.skip()
+			return nil
+		}
+		start := w.i
+		if err := w.value(member); err != nil {
+			return err
+		}
+		obj[member.key] = body[start:w.i]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, known.Check("", unknown, "")
 	}
 	return obj, nil
 }
 
-// ReadJSONFields is ReadJSONObject refusing the keys outside known, naming
-// them (sorted, for a stable message).
-func ReadJSONFields(body []byte, known FieldSet) (map[string]json.RawMessage, error) {
-	obj, err := ReadJSONObject(body)
-	if err != nil {
-		return nil, err
+// jsonSyntax refuses a body that is not exactly one JSON value. The check
+// is encoding/json's scanner, which builds nothing; the decoder, which
+// words the error, runs only on a body that fails it.
+func jsonSyntax(body []byte) error {
+	if json.Valid(body) {
+		return nil
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&skipValue{}); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Errorf("Invalid JSON: empty body")
+		}
+		return Errorf("Invalid JSON: %s", err.Error())
 	}
-	slices.Sort(keys)
-	return obj, known.Check("", keys, "")
+	return Errorf("Invalid JSON: unexpected data after the top-level value")
 }
+
+// skipValue is a JSON value checked for syntax and otherwise ignored.
+type skipValue struct{}
+
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
 
 // jsonNesting applies the depth rule to a JSON text in one pass over its
 // bytes, before anything is decoded. Brackets inside strings do not count;
@@ -94,13 +122,12 @@ func jsonNesting(body []byte) string {
 // whole body) for what decoding does not see: repeated keys, and strings
 // (keys included) that fail the text rule as written.
 func CheckJSON(field string, raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var at *jsonPath
 	if field != "" {
 		at = &jsonPath{key: field}
 	}
-	return checkJSONValue(dec, raw, at)
+	w := jsonWalker{body: raw}
+	return w.value(at)
 }
 
 // jsonPath is where a value is in a document ("spec.tags[2]"), made text
@@ -123,52 +150,142 @@ func (p *jsonPath) String() string {
 	return joinPath(p.parent.String(), p.key)
 }
 
-// checkJSONValue walks one value of a valid JSON text.
-func checkJSONValue(dec *json.Decoder, body []byte, at *jsonPath) error {
-	start := dec.InputOffset()
-	tok, err := dec.Token()
-	if err != nil {
-		return Errorf("Invalid JSON: %s", err.Error())
+// jsonWalker walks a JSON text already known to be valid, byte by byte,
+// building nothing but the strings it checks: encoding/json's Token
+// allocates for every value, which made a list of zeros cost a thousand
+// times its size.
+type jsonWalker struct {
+	body []byte
+	i    int
+}
+
+func (w *jsonWalker) space() {
+	for w.i < len(w.body) && isJSONSpace(w.body[w.i]) {
+		w.i++
 	}
-	switch t := tok.(type) {
-	case string:
-		return checkJSONString(at, body[start:dec.InputOffset()], t)
-	case json.Delim:
-		switch t {
-		case '{':
-			seen := map[string]bool{}
-			for dec.More() {
-				start := dec.InputOffset()
-				k, err := dec.Token()
-				if err != nil {
-					return Errorf("Invalid JSON: %s", err.Error())
-				}
-				key, _ := k.(string)
-				member := &jsonPath{parent: at, key: key}
-				if err := checkJSONString(member, body[start:dec.InputOffset()], key); err != nil {
-					return err
-				}
-				if seen[key] {
-					return Errorf("Invalid JSON: duplicated key '%s'", member)
-				}
-				seen[key] = true
-				if err := checkJSONValue(dec, body, member); err != nil {
-					return err
-				}
-			}
-		case '[':
-			for i := 0; dec.More(); i++ {
-				if err := checkJSONValue(dec, body, &jsonPath{parent: at, index: i, item: true}); err != nil {
-					return err
-				}
+}
+
+func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// value walks the value at w.i (after spaces), leaving w.i just after it.
+func (w *jsonWalker) value(at *jsonPath) error {
+	w.space()
+	switch w.body[w.i] {
+	case '"':
+		raw := w.str()
+		return checkJSONString(at, raw, unquote(raw))
+	case '{':
+		return w.members(at, w.value)
+	case '[':
+		w.i++
+		// One path for every item, renumbered: a path is text only in an
+		// error, which ends the walk.
+		item := &jsonPath{parent: at, item: true}
+		for ; w.more(']'); item.index++ {
+			if err := w.value(item); err != nil {
+				return err
 			}
 		}
-		_, err := dec.Token() // the closing delimiter
-		if err != nil {
-			return Errorf("Invalid JSON: %s", err.Error())
+	default: // a number, true, false or null
+		w.skip()
+	}
+	return nil
+}
+
+// members walks the object at w.i: each key is checked and given once,
+// and each value is member's to walk, w.i at it.
+func (w *jsonWalker) members(at *jsonPath, member func(*jsonPath) error) error {
+	w.i++ // {
+	seen := map[string]bool{}
+	m := &jsonPath{parent: at} // one for every member, as for items
+	for w.more('}') {
+		raw := w.str()
+		key := unquote(raw)
+		m.key = key
+		if err := checkJSONString(m, raw, key); err != nil {
+			return err
+		}
+		if seen[key] {
+			return Errorf("Invalid JSON: duplicated key '%s'", m)
+		}
+		seen[key] = true
+		w.space()
+		w.i++ // :
+		w.space()
+		if err := member(m); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// more steps over the comma before another member or item and reports
+// true, or over the closing bracket and reports false.
+func (w *jsonWalker) more(closing byte) bool {
+	w.space()
+	if w.body[w.i] == ',' {
+		w.i++
+		w.space()
+	}
+	if w.body[w.i] == closing {
+		w.i++
+		return false
+	}
+	return true
+}
+
+// str returns the string token at w.i, quotes included, stepping over it.
+func (w *jsonWalker) str() []byte {
+	start := w.i
+	for w.i++; w.body[w.i] != '"'; w.i++ {
+		if w.body[w.i] == '\\' {
+			w.i++
+		}
+	}
+	w.i++
+	return w.body[start:w.i]
+}
+
+// skip steps over the value at w.i unread (brackets counted outside
+// strings), leaving w.i just after it.
+func (w *jsonWalker) skip() {
+	depth := 0
+	for w.i < len(w.body) {
+		switch w.body[w.i] {
+		case '"':
+			w.str()
+			if depth == 0 {
+				return
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return // the enclosing value's: a scalar ended
+			}
+			if depth--; depth == 0 {
+				w.i++
+				return
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return
+			}
+		}
+		w.i++
+	}
+}
+
+// unquote decodes a valid string token as encoding/json does (invalid
+// UTF-8 as U+FFFD).
+func unquote(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }
 
 // checkJSONString applies the text rule to a string at as it was written:
@@ -272,10 +389,11 @@ func JSONInt(obj map[string]json.RawMessage, key string) (*int, error) {
 	if !ok {
 		return nil, nil
 	}
-	var v any
-	_ = jsonValue(raw, &v) // ReadJSONObject checked the syntax
-	n, ok := v.(json.Number)
-	if !ok {
+	// Kept as text, so a 400-digit port is a range error later instead of
+	// a float conversion surprise here; anything but a number (which
+	// json.Number would take from a string) is a type error, unread.
+	var n json.Number
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &n) != nil {
 		return nil, NotOfType(key, "integer")
 	}
 	i, ok := integerValue(n.String())
@@ -286,20 +404,20 @@ func JSONInt(obj map[string]json.RawMessage, key string) (*int, error) {
 }
 
 // JSONStringList returns obj[key] as a list of strings, each given once,
-// naming a wrong item key[i] (as YAMLStringList does). Absent is nil.
+// naming a wrong item key[i] (as YAMLStringList does). Absent is nil. The
+// list is read item by item: the first wrong one ends the reading.
 func JSONStringList(obj map[string]json.RawMessage, key string) (*[]string, error) {
 	raw, ok := obj[key]
 	if !ok {
 		return nil, nil
 	}
-	var v any
-	_ = jsonValue(raw, &v) // ReadJSONObject checked the syntax
-	list, isList := v.([]any)
-	if !isList {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, _ := dec.Token(); t != json.Delim('[') {
 		return nil, NotOfType(key, "array")
 	}
-	out := make([]string, 0, len(list))
-	for i, t := range list {
+	out := []string{}
+	for i := 0; dec.More(); i++ {
+		t, _ := dec.Token()
 		s, isString := t.(string)
 		if !isString {
 			return nil, NotOfType(fmt.Sprintf("%s[%d]", key, i), "string")
@@ -310,14 +428,6 @@ func JSONStringList(obj map[string]json.RawMessage, key string) (*[]string, erro
 		return nil, err
 	}
 	return &out, nil
-}
-
-// jsonValue decodes a raw value keeping numbers as text, so a 400-digit
-// port is a range error later instead of a float conversion surprise here.
-func jsonValue(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
 }
 
 // integerValue parses a JSON number the way JSON Schema types it: any

@@ -1,6 +1,7 @@
 package routerconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -72,14 +73,17 @@ func DecodeReport(body []byte) (wire.RouterReport, error) {
 	if !ok {
 		return r, nil
 	}
-	var items []json.RawMessage
-	if document.IsJSONNull(raw) || json.Unmarshal(raw, &items) != nil {
+	// Item by item, so the first wrong one ends the reading.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, _ := dec.Token(); t != json.Delim('[') {
 		return r, document.NotOfType("failed", "array")
 	}
-	if len(items) > MaxReportFailed {
-		return r, document.Errorf("Field 'failed' has more than %d entries", MaxReportFailed)
-	}
-	for i, item := range items {
+	var item json.RawMessage
+	for i := 0; dec.More(); i++ {
+		if i == MaxReportFailed {
+			return r, document.Errorf("Field 'failed' has more than %d entries", MaxReportFailed)
+		}
+		_ = dec.Decode(&item) // DecodeReport's reader checked the syntax
 		f, err := decodeFailed(item)
 		if err != nil {
 			return r, document.Errorf("Field 'failed[%d]': %s", i, err.Error())

@@ -73,15 +73,17 @@ ensure_router() {
 }
 
 ensure_postgres
-# On a fresh machine apt (network and dpkg) runs beside the Go builds
-# below, which are CPU's; a failure of either fails the run at its wait.
+# On a fresh machine apt (network and dpkg) and the router's C build run
+# beside the Go builds below; a failure of either fails the run at its
+# wait. The router's build.sh installs its own packages with apt: it runs
+# after this script's installs, as two apt-gets at once fail on dpkg's
+# lock.
 (
   ensure_chromium
   ensure_prometheus
+  ensure_router >"${TMPDIR:-/tmp}/svcbridge-skrouterd.path"
 ) &
 apt_pid=$!
-ensure_router >"${TMPDIR:-/tmp}/svcbridge-skrouterd.path" &
-router_pid=$!
 
 # The Temporal server and temporal-sql-tool of docker-compose.yml's release
 # for systemtest's production rehearsal, and a real kube-apiserver and etcd
@@ -95,7 +97,6 @@ KUBEBUILDER_ASSETS=$(scripts/kube-bins.sh | tail -n 1)
 export KUBEBUILDER_ASSETS
 wait "$temporal_pid"
 wait "$apt_pid"
-wait "$router_pid"
 SKROUTERD=$(cat "${TMPDIR:-/tmp}/svcbridge-skrouterd.path")
 export SKROUTERD
 

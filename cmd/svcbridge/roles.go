@@ -210,6 +210,7 @@ func (p parts) serveAPI(ctx context.Context, ln net.Listener, u users) error {
 	opts.Namespace, opts.WebUI = p.cfg.TemporalNamespace, p.cfg.TemporalUIURL
 	opts.BridgePorts, opts.BridgePortsRaw = p.cfg.BridgePorts, p.cfg.BridgePortsRaw
 	opts.Logger, opts.Auth, opts.Sessions, opts.Limits = p.log, u.authn, u.sessions, p.cfg.Limits
+	opts.TrustedProxies = p.cfg.TrustedProxies
 	opts.Ready = func(ctx context.Context) error { _, err := p.temporal.CheckHealth(ctx, nil); return err }
 	h := api.New(opts)
 	srv := httpServer(p.cfg.HTTP, h)
