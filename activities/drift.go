@@ -22,7 +22,7 @@ const DriftPage = 200
 // differed.
 func (a *Activities) DriftCheck(ctx context.Context, after string) (string, error) {
 	var uuids []string
-	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
 		uuids, err = tx.RouterAgentsAfter(ctx, after, DriftPage)
 		return err
 	})
@@ -70,7 +70,7 @@ func (a *Activities) DriftCheckKube(ctx context.Context, after string) (string, 
 		return "", nil
 	}
 	var svcs []service.Service
-	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
 		svcs, err = tx.ServicesAfter(ctx, after, DriftPage)
 		return err
 	})

@@ -10,24 +10,17 @@ import (
 
 	"svcbridge/kube"
 	"svcbridge/metrics"
+	"svcbridge/reconcile"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/workflows/pass"
 )
 
-// KubeResult is what ReconcileKubeService found.
-type KubeResult struct {
-	// Endpoint is the LoadBalancer ingress (ip, else hostname); nil for
-	// other types and when there is no Kubernetes Service.
-	Endpoint *string
-}
-
 // kubeService gathers what the Kubernetes decisions about a service need
-// from the store: the service, nil when it is deleted.
+// from the store, on a read snapshot: the service, nil when it is deleted.
 func (a *Activities) kubeService(ctx context.Context, name string) (*service.Service, error) {
 	var svc *service.Service
-	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
+	err := a.Store.Read(ctx, func(tx *store.Tx) error {
 		s, err := tx.GetService(ctx, name)
 		if err == nil {
 			svc = &s
@@ -49,17 +42,6 @@ func kubeCall(verb, resource string, err error) {
 	metrics.KubeCalls.WithLabelValues(verb, resource, result).Inc()
 }
 
-// ReconcileHubConfigMap makes the hub router's ConfigMap hold the pairs
-// service.PlanHubPairs decides for the service. It reports whether the
-// file changed.
-func (a *Activities) ReconcileHubConfigMap(ctx context.Context, name string) (bool, error) {
-	svc, err := a.kubeService(ctx, name)
-	if err != nil {
-		return false, err
-	}
-	return a.writeHubPairs(ctx, service.PlanHubPairs(name, svc))
-}
-
 // writeHubPairs writes pairs into the hub ConfigMap by compare-and-swap and
 // reports whether the file changed.
 func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) (bool, error) {
@@ -72,7 +54,7 @@ func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) 
 	kubeCall("update", "configmaps", err)
 	var noCM *kube.NoHubConfigMapError
 	if errors.As(err, &noCM) {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeInvalidPlacement, err)
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), reconcile.TypeInvalidPlacement, err)
 	}
 	if err != nil {
 		return false, err
@@ -83,22 +65,12 @@ func (a *Activities) writeHubPairs(ctx context.Context, pairs service.HubPairs) 
 	return changed, nil
 }
 
-// ReconcileKubeService does what kube.PlanService decides for the
+// reconcileKubeService does what kube.PlanService decides for the
 // Kubernetes Service of a microservice, agent or external service (create,
-// patch ours, refuse a foreign one, delete ours when the service is gone),
-// and polls a LoadBalancer's ingress.
-func (a *Activities) ReconcileKubeService(ctx context.Context, name string) (KubeResult, error) {
-	svc, err := a.kubeService(ctx, name)
-	if err != nil {
-		return KubeResult{}, err
-	}
-	return a.reconcileKubeService(ctx, name, svc)
-}
-
-// reconcileKubeService is ReconcileKubeService on the service as loaded
-// (nil when deleted).
-func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc *service.Service) (KubeResult, error) {
-	var res KubeResult
+// patch ours, refuse a foreign one, delete ours when the service is gone)
+// as loaded (nil when deleted), and polls a LoadBalancer's ingress.
+func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc *service.Service) (reconcile.KubeResult, error) {
+	var res reconcile.KubeResult
 	change, err := a.syncKubeService(ctx, name, svc)
 	if err == nil && svc == nil {
 		// The hub ConfigMap's pairs went first (reconcileKube): nothing of
@@ -113,7 +85,7 @@ func (a *Activities) reconcileKubeService(ctx context.Context, name string, svc 
 	kubeCall("poll", "services", err)
 	var noIngress *kube.NoIngressError
 	if errors.As(err, &noIngress) {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeNoIngress, err)
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), reconcile.TypeNoIngress, err)
 	}
 	if err != nil {
 		return res, err
@@ -137,7 +109,7 @@ func (a *Activities) syncKubeService(ctx context.Context, name string, svc *serv
 	}
 	var foreign *kube.ErrForeignService
 	if errors.As(err, &foreign) || errors.Is(err, kube.ErrIncompleteService) {
-		return change, temporal.NewNonRetryableApplicationError(err.Error(), pass.TypeInvalidPlacement, err)
+		return change, temporal.NewNonRetryableApplicationError(err.Error(), reconcile.TypeInvalidPlacement, err)
 	}
 	return change, err
 }

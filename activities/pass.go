@@ -6,48 +6,44 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"svcbridge/reconcile"
 	"svcbridge/service"
-	"svcbridge/workflows/pass"
 )
-
-// PassHeartbeat is the heartbeat timeout of the activities that run a
-// Kubernetes step: they heartbeat every third of it while they work.
-const PassHeartbeat = 30 * time.Second
 
 // ReconcileService runs a whole reconcile pass of a service in one
 // activity. The service workflow runs it after its fast path failed, with
 // a retry policy: the Web UI then shows the pending activity, its attempts
 // and its last failure.
-func (a *Activities) ReconcileService(ctx context.Context, name string) (pass.Outcome, error) {
+func (a *Activities) ReconcileService(ctx context.Context, name string) (reconcile.Outcome, error) {
 	defer heartbeating(ctx)()
-	return pass.Run(directSteps{ctx, a}, name)
+	return reconcile.Run(directSteps{ctx, a}, name)
 }
 
 // ReconcileKube makes the hub ConfigMap and the Kubernetes Service match
 // the service, heartbeating while it waits for a LoadBalancer's ingress.
-func (a *Activities) ReconcileKube(ctx context.Context, name string) (KubeResult, error) {
+func (a *Activities) ReconcileKube(ctx context.Context, name string) (reconcile.KubeResult, error) {
 	defer heartbeating(ctx)()
 	return a.reconcileKube(ctx, name)
 }
 
-func (a *Activities) reconcileKube(ctx context.Context, name string) (KubeResult, error) {
+func (a *Activities) reconcileKube(ctx context.Context, name string) (reconcile.KubeResult, error) {
 	svc, err := a.kubeService(ctx, name)
 	if err != nil {
-		return KubeResult{}, err
+		return reconcile.KubeResult{}, err
 	}
 	if _, err := a.writeHubPairs(ctx, service.PlanHubPairs(name, svc)); err != nil {
-		return KubeResult{}, err
+		return reconcile.KubeResult{}, err
 	}
 	return a.reconcileKubeService(ctx, name, svc)
 }
 
-// heartbeating records a heartbeat every third of PassHeartbeat until the
+// heartbeating records a heartbeat every third of reconcile.PassHeartbeat until the
 // returned stop is called, so that a long step neither times out nor
 // misses a cancellation.
 func heartbeating(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(PassHeartbeat / 3)
+		t := time.NewTicker(reconcile.PassHeartbeat / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -63,7 +59,7 @@ func heartbeating(ctx context.Context) (stop func()) {
 	return func() { close(done) }
 }
 
-// directSteps runs the steps of pass.Run as plain calls inside one
+// directSteps runs the steps of reconcile.Run as plain calls inside one
 // activity.
 type directSteps struct {
 	ctx context.Context
@@ -71,7 +67,7 @@ type directSteps struct {
 }
 
 func (d directSteps) Step(what string) { activity.RecordHeartbeat(d.ctx, what) }
-func (d directSteps) Plan(name string) (pass.Plan, error) {
+func (d directSteps) Plan(name string) (reconcile.Plan, error) {
 	return d.a.PlanService(d.ctx, name)
 }
 func (d directSteps) ReconcileAgents(name string, sites []string) error {
@@ -81,7 +77,7 @@ func (d directSteps) Kube(name string) (*string, error) {
 	kr, err := d.a.reconcileKube(d.ctx, name)
 	return kr.Endpoint, err
 }
-func (d directSteps) Finish(f pass.Finish) (string, error) { return d.a.FinishService(d.ctx, f) }
+func (d directSteps) Finish(f reconcile.Finish) (string, error) { return d.a.FinishService(d.ctx, f) }
 
 // Queue starts over on a retry: the pass's heartbeats are its steps'. Its
 // plan, PlanService's, never lists the agents.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"svcbridge/reconcile"
 )
 
 // QueuedAgent is an agent whose router must be reconciled, at mark Seq.
@@ -94,21 +96,13 @@ func (t *Tx) AgentQueued(ctx context.Context, uuid string) (bool, error) {
 	return n > 0, err
 }
 
-// QueueOutlook is what the queue holds for the workflow draining it: how
-// many agents a batch could claim now, and when the earliest lease still
-// held ends (zero when none is held).
-type QueueOutlook struct {
-	Claimable int
-	NextLease time.Time
-}
-
 // QueueOutlook counts the claimable agents up to limit, and finds the
 // earliest lease that has not ended, on a read snapshot. Both stay cheap
 // with 100,000 agents queued: the count stops at limit claimable rows
 // (leased rows are few: a window's, failed ones' and a dead worker's), and
 // the lease is the first entry of the leased rows' index.
-func (s *Store) QueueOutlook(ctx context.Context, limit int) (QueueOutlook, error) {
-	var q QueueOutlook
+func (s *Store) QueueOutlook(ctx context.Context, limit int) (reconcile.QueueOutlook, error) {
+	var q reconcile.QueueOutlook
 	err := s.Read(ctx, func(t *Tx) error {
 		ts := now()
 		if err := t.get(ctx, &q.Claimable, `SELECT COUNT(*) FROM (SELECT 1 FROM agent_queue

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/reconcile"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
@@ -16,7 +17,7 @@ func TestQueueOutlook(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := storetest.Open(t, dialect)
 		ctx := context.Background()
-		outlook := func(limit int) store.QueueOutlook {
+		outlook := func(limit int) reconcile.QueueOutlook {
 			t.Helper()
 			q, err := s.QueueOutlook(ctx, limit)
 			if err != nil {
@@ -24,7 +25,7 @@ func TestQueueOutlook(t *testing.T) {
 			}
 			return q
 		}
-		if q := outlook(1000); q != (store.QueueOutlook{}) {
+		if q := outlook(1000); q != (reconcile.QueueOutlook{}) {
 			t.Fatalf("empty queue: %+v, want nothing claimable and no lease", q)
 		}
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {

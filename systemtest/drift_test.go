@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"svcbridge/metrics"
+	"svcbridge/reconcile"
 	"svcbridge/store"
 	"svcbridge/workflows"
 	"svcbridge/workflows/temporalclient"
@@ -55,7 +56,7 @@ func TestDriftCheckRepairsHandEditedRouters(t *testing.T) {
 	before := testutil.ToFloat64(metrics.Repairs.WithLabelValues("agent"))
 
 	// As the schedule starts it on the remote control plane.
-	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, workflows.DriftCursor{AgentsOnly: true})
+	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-test", TaskQueue: taskQueue}, workflows.DriftWorkflowName, reconcile.DriftCursor{AgentsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestDriftScheduleFollowsTheSetting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cursor workflows.DriftCursor
+		var cursor reconcile.DriftCursor
 		action, _ := d.Schedule.Action.(*client.ScheduleWorkflowAction)
 		if action == nil || len(action.Args) != 1 {
 			t.Fatalf("schedule action %#v, want DriftWorkflow with one argument", d.Schedule.Action)

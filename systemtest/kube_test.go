@@ -21,6 +21,7 @@ import (
 	"svcbridge/kube"
 	"svcbridge/kube/kubetest"
 	"svcbridge/metrics"
+	"svcbridge/reconcile"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -271,7 +272,7 @@ func TestKubernetesDriftIsRepaired(t *testing.T) {
 	svcBefore := testutil.ToFloat64(metrics.Repairs.WithLabelValues("kubernetes-service"))
 
 	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "drift-kube", TaskQueue: taskQueue},
-		workflows.DriftWorkflowName, workflows.DriftCursor{})
+		workflows.DriftWorkflowName, reconcile.DriftCursor{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/activities"
+	"svcbridge/reconcile"
 	"svcbridge/store"
 	"svcbridge/workflows"
 )
@@ -135,7 +136,7 @@ func captureHistories(s *system) {
 	}
 	ctx := context.Background()
 	drift, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: s.wf.Prefix + "drift-capture", TaskQueue: s.wf.TaskQueue},
-		workflows.DriftWorkflowName, workflows.DriftCursor{})
+		workflows.DriftWorkflowName, reconcile.DriftCursor{})
 	if err == nil {
 		err = drift.Get(ctx, nil)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -44,7 +45,9 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 		MaxConcurrentWorkflowTaskPollers: WorkflowTaskPollers,
 	})
 	workflows.Register(w)
-	w.RegisterActivity(acts)
+	for name, fn := range acts.ByName() {
+		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
 	return w
 }
 

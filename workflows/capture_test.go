@@ -23,9 +23,8 @@ import (
 	temporalserver "go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 
-	"svcbridge/activities"
+	"svcbridge/reconcile"
 	"svcbridge/workflows"
-	"svcbridge/workflows/pass"
 	"svcbridge/workflows/temporalclient"
 )
 
@@ -116,20 +115,20 @@ func TestKubernetesBranch(t *testing.T) {
 	var mu sync.Mutex
 	var recorded []*string
 	cl := startWorkflows(t, map[string]any{
-		"PlanService": func(context.Context, string) (pass.Plan, error) {
+		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
 			if deleted.Load() {
-				return pass.Plan{Kubernetes: true, Sites: []string{"fog-a"}}, nil
+				return reconcile.Plan{Kubernetes: true, Sites: []string{"fog-a"}}, nil
 			}
-			return pass.Plan{Exists: true, Generation: 1, Kubernetes: true, Sites: []string{"fog-a"}, ConnectorSite: "fog-a"}, nil
+			return reconcile.Plan{Exists: true, Generation: 1, Kubernetes: true, Sites: []string{"fog-a"}, ConnectorSite: "fog-a"}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return nil },
-		"ReconcileKube": func(context.Context, string) (activities.KubeResult, error) {
+		"ReconcileKube": func(context.Context, string) (reconcile.KubeResult, error) {
 			if deleted.Load() {
-				return activities.KubeResult{}, nil
+				return reconcile.KubeResult{}, nil
 			}
-			return activities.KubeResult{Endpoint: &lb}, nil
+			return reconcile.KubeResult{Endpoint: &lb}, nil
 		},
-		"FinishService": func(_ context.Context, f pass.Finish) (string, error) {
+		"FinishService": func(_ context.Context, f reconcile.Finish) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			recorded = append(recorded, f.Endpoint)
@@ -174,18 +173,18 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
 	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
 	var fixed atomic.Bool
-	failure := temporal.NewApplicationError("write router config: agent hub: database is down", pass.TypeRouterWriteFailed)
+	failure := temporal.NewApplicationError("write router config: agent hub: database is down", reconcile.TypeRouterWriteFailed)
 	cl := startWorkflows(t, map[string]any{
-		"PlanService": func(context.Context, string) (pass.Plan, error) {
-			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
+		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
+			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return failure },
-		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
-		"ReconcileService": func(context.Context, string) (pass.Outcome, error) {
+		"FinishService":   func(context.Context, reconcile.Finish) (string, error) { return "", nil },
+		"ReconcileService": func(context.Context, string) (reconcile.Outcome, error) {
 			if fixed.Load() {
-				return pass.Outcome{Planned: true, Exists: true}, nil
+				return reconcile.Outcome{Planned: true, Exists: true}, nil
 			}
-			return pass.Outcome{Planned: true, Exists: true}, failure
+			return reconcile.Outcome{Planned: true, Exists: true}, failure
 		},
 	}, temporaltest.WithBaseServerOptions(temporalserver.WithDynamicConfigClient(dynamicconfig.StaticClient{
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
@@ -215,7 +214,7 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 
 	h := history(t, cl.Temporal, id, firstRun)
 	last := h.Events[len(h.Events)-1].GetWorkflowExecutionContinuedAsNewEventAttributes()
-	var in workflows.ServiceInput
+	var in reconcile.ServiceInput
 	if last == nil || converter.GetDefaultDataConverter().FromPayloads(last.GetInput(), &in) != nil {
 		t.Fatalf("the first run ended with %v, want continued as new", h.Events[len(h.Events)-1].GetEventType())
 	}
@@ -232,11 +231,11 @@ func TestFanoutIsQueuedByName(t *testing.T) {
 	var queued []string
 	var mu sync.Mutex
 	cl := startWorkflows(t, map[string]any{
-		"PlanService": func(context.Context, string) (pass.Plan, error) {
-			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub", FanoutCount: 100000}, nil
+		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
+			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub", FanoutCount: 100000}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return nil },
-		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
+		"FinishService":   func(context.Context, reconcile.Finish) (string, error) { return "", nil },
 		"QueueFanout": func(_ context.Context, name string) error {
 			mu.Lock()
 			defer mu.Unlock()

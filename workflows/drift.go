@@ -3,6 +3,8 @@ package workflows
 import (
 	"time"
 
+	"svcbridge/reconcile"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -17,7 +19,7 @@ const maxDriftPages = 200
 // was changed outside svcbridge; on the Kubernetes control plane it then
 // does the same for the hub ConfigMap and the Kubernetes Services. A
 // Temporal Schedule starts it.
-func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
+func DriftWorkflow(ctx workflow.Context, at reconcile.DriftCursor) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
@@ -27,9 +29,9 @@ func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
 		if pages == maxDriftPages {
 			return workflow.NewContinueAsNewError(ctx, DriftWorkflowName, at)
 		}
-		check := a.DriftCheck
+		check := reconcile.ActivityDriftCheck
 		if at.Kube {
-			check = a.DriftCheckKube
+			check = reconcile.ActivityDriftCheckKube
 		}
 		if err := workflow.ExecuteActivity(actx, check, at.After).Get(ctx, &at.After); err != nil {
 			return err
@@ -41,15 +43,4 @@ func DriftWorkflow(ctx workflow.Context, at DriftCursor) error {
 			at.Kube = true
 		}
 	}
-}
-
-// DriftCursor is where a drift check goes on: the agent routers after
-// After, or, with Kube, the services after After. AgentsOnly ends the
-// check after the routers, off the Kubernetes control plane (the runs of
-// schedules made before it was set check an empty Kubernetes side, and
-// replay as they ran).
-type DriftCursor struct {
-	Kube       bool
-	After      string
-	AgentsOnly bool `json:",omitempty"`
 }

@@ -3,18 +3,12 @@ package workflows
 import (
 	"fmt"
 	"time"
+
+	"svcbridge/reconcile"
 )
 
-// FailureStreak is how long a service's passes have failed in a row: since
-// when (the end of the first failed pass) and how many. A reconcile signal
-// does not end it, only a pass that succeeds.
-type FailureStreak struct {
-	Since    time.Time `json:"since,omitzero"`
-	Attempts int       `json:"attempts,omitzero"`
-}
-
 // failed is the streak after one more failed pass, ended at now.
-func (f FailureStreak) failed(now time.Time) FailureStreak {
+func failed(f reconcile.FailureStreak, now time.Time) reconcile.FailureStreak {
 	if f.Attempts == 0 {
 		f.Since = now
 	}
@@ -36,29 +30,29 @@ func retryWait(attempts int) time.Duration {
 }
 
 // since is when the streak began, as the Web UI and describe show times.
-func (f FailureStreak) since() string {
+func since(f reconcile.FailureStreak) string {
 	return f.Since.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // summary is a retried pass's summary on the Web UI's timeline.
-func (f FailureStreak) summary(service string) string {
-	return fmt.Sprintf("Reconcile service %s: attempt %d, failing since %s", service, f.Attempts+1, f.since())
+func summary(f reconcile.FailureStreak, service string) string {
+	return fmt.Sprintf("Reconcile service %s: attempt %d, failing since %s", service, f.Attempts+1, since(f))
 }
 
 // details follow the failure in the current details; none for a run begun
-// before failureEventsChange, whose retries Temporal counts.
-func (f FailureStreak) details() string {
+// before reconcile.ChangeFailureEvents, whose retries Temporal counts.
+func details(f reconcile.FailureStreak) string {
 	if f.Attempts == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\n\nfailing since %s, %d failed attempts", f.since(), f.Attempts)
+	return fmt.Sprintf("\n\nfailing since %s, %d failed attempts", since(f), f.Attempts)
 }
 
 // retrying says what comes after a failed pass.
-func (f FailureStreak) retrying() string {
+func retrying(f reconcile.FailureStreak) string {
 	if f.Attempts == 0 {
 		return "Temporal retries the reconcile (signal reconcile to retry now)"
 	}
 	return fmt.Sprintf("failing since %s, %d failed attempts; retrying in %s (signal reconcile to retry now)",
-		f.since(), f.Attempts, retryWait(f.Attempts))
+		since(f), f.Attempts, retryWait(f.Attempts))
 }

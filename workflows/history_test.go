@@ -3,11 +3,12 @@ package workflows_test
 import (
 	"context"
 	"errors"
-	"svcbridge/workflows"
-	"svcbridge/workflows/pass"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"svcbridge/reconcile"
+	"svcbridge/workflows"
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
@@ -27,19 +28,19 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 	const reason = "write router config: agent hub: database is down"
 	var retries atomic.Int32
 	cl := startWorkflows(t, map[string]any{
-		"PlanService": func(context.Context, string) (pass.Plan, error) {
-			return pass.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
+		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
+			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
 		"ReconcileAgents": func(context.Context, string, []string) error { return errors.New("agent hub: database is down") },
-		"FinishService":   func(context.Context, pass.Finish) (string, error) { return "", nil },
-		"ReconcileService": func(ctx context.Context, _ string) (pass.Outcome, error) {
+		"FinishService":   func(context.Context, reconcile.Finish) (string, error) { return "", nil },
+		"ReconcileService": func(ctx context.Context, _ string) (reconcile.Outcome, error) {
 			if activity.GetInfo(ctx).Attempt != 1 {
 				t.Errorf("ReconcileService attempt %d: Temporal retried it", activity.GetInfo(ctx).Attempt)
 			}
 			if retries.Add(1) <= 2 {
-				return pass.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, pass.TypeRouterWriteFailed)
+				return reconcile.Outcome{Planned: true, Exists: true}, temporal.NewApplicationError(reason, reconcile.TypeRouterWriteFailed)
 			}
-			return pass.Outcome{Planned: true, Exists: true}, nil
+			return reconcile.Outcome{Planned: true, Exists: true}, nil
 		},
 	})
 	c, ctx := cl.Temporal, context.Background()
@@ -68,8 +69,8 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 		t.Fatalf("%d ActivityTaskFailed events, want 2", len(failed))
 	}
 	for _, f := range failed {
-		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != pass.TypeRouterWriteFailed {
-			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, pass.TypeRouterWriteFailed)
+		if f.GetFailure().GetMessage() != reason || f.GetFailure().GetApplicationFailureInfo().GetType() != reconcile.TypeRouterWriteFailed {
+			t.Errorf("failure %v, want %q of type %s", f.GetFailure(), reason, reconcile.TypeRouterWriteFailed)
 		}
 	}
 	// The fast path's failure was attempt 1.

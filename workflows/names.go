@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"svcbridge/reconcile"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -94,29 +96,11 @@ var (
 	maxIterations = 500
 )
 
-// ServiceInput is the service workflow's input.
-type ServiceInput struct {
-	Name string
-	// Failing is the failure streak a run continued as new carries on.
-	Failing FailureStreak `json:",omitzero"`
-}
-
-// AgentQueueInput is the agent queue workflow's input.
-type AgentQueueInput struct {
-	// NextBatch numbers the next child workflow.
-	NextBatch int
-}
-
-// AgentBatchInput is a batch child workflow's input.
-type AgentBatchInput struct {
-	Limit int
-}
-
 // ServiceState is the answer to QueryState.
 type ServiceState struct {
-	Service    string        `json:"service"`
-	Step       string        `json:"step"`
-	LastError  string        `json:"lastError,omitempty"`
-	Reconciles int           `json:"reconciles"`
-	Failing    FailureStreak `json:"failing,omitzero"`
+	Service    string                  `json:"service"`
+	Step       string                  `json:"step"`
+	LastError  string                  `json:"lastError,omitempty"`
+	Reconciles int                     `json:"reconciles"`
+	Failing    reconcile.FailureStreak `json:"failing,omitzero"`
 }

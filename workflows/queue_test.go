@@ -3,20 +3,14 @@ package workflows
 import (
 	"context"
 	"errors"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
-	"svcbridge/activities"
-	"svcbridge/store"
+	"svcbridge/reconcile"
 )
 
 func TestBatchesFor(t *testing.T) {
@@ -55,7 +49,7 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 	env := newEnv(t)
 	start := env.Now()
 	retryAt := start.Add(5 * time.Second)
-	outlooks := []store.QueueOutlook{
+	outlooks := []reconcile.QueueOutlook{
 		{Claimable: drainBatch + 1}, // a window of 2
 		{NextLease: retryAt},        // one agent failed: its lease ends soon
 		{Claimable: 1},              // a window of 1
@@ -63,11 +57,11 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 		{},                          // ...starts nothing
 	}
 	var asked []time.Time
-	env.OnActivity(a.AgentQueueOutlook, mock.Anything, drainWindow*drainBatch).Return(func(context.Context, int) (store.QueueOutlook, error) {
+	env.OnActivity(reconcile.ActivityAgentQueueOutlook, mock.Anything, drainWindow*drainBatch).Return(func(context.Context, int) (reconcile.QueueOutlook, error) {
 		asked = append(asked, env.Now())
 		if len(outlooks) == 0 {
 			t.Error("asked more often than expected")
-			return store.QueueOutlook{}, errors.New("unexpected")
+			return reconcile.QueueOutlook{}, errors.New("unexpected")
 		}
 		q := outlooks[0]
 		outlooks = outlooks[1:]
@@ -75,8 +69,8 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 	})
 	var mu sync.Mutex // a window's children run at once
 	var claims []int
-	claimed := []activities.AgentBatch{{Claimed: drainBatch}, {Claimed: 1, Failed: []string{"a: down"}}, {Claimed: 1}}
-	env.OnActivity(a.DrainAgents, mock.Anything, drainBatch).Return(func(context.Context, int) (activities.AgentBatch, error) {
+	claimed := []reconcile.AgentBatch{{Claimed: drainBatch}, {Claimed: 1, Failed: []string{"a: down"}}, {Claimed: 1}}
+	env.OnActivity(reconcile.ActivityDrainAgents, mock.Anything, drainBatch).Return(func(context.Context, int) (reconcile.AgentBatch, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		claims = append(claims, len(claims))
@@ -85,7 +79,7 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Duration(i)*time.Hour)
 	}
-	env.ExecuteWorkflow(AgentQueueWorkflow, AgentQueueInput{})
+	env.ExecuteWorkflow(AgentQueueWorkflow, reconcile.AgentQueueInput{})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("error %v, want continue-as-new once the rounds are done", err)
@@ -97,42 +91,5 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 		t.Errorf("the queue asked %d times, want 5", len(asked))
 	} else if asked[2].Before(retryAt) {
 		t.Errorf("asked again at %v, before the lease ended at %v", asked[2], retryAt)
-	}
-}
-
-// TestQueueHistoriesCoverBothLoops: the captured agent queue histories
-// that TestReplayCapturedHistories replays include a run of the blind
-// loop (no version marker) and one of the outlook loop.
-func TestQueueHistoriesCoverBothLoops(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", url.PathEscape("agents/queue")+"*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	loops := map[workflow.Version]string{}
-	for _, f := range files {
-		r, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := client.HistoryFromJSON(r, client.HistoryJSONOptions{})
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := workflow.DefaultVersion
-		for _, e := range h.GetEvents() {
-			m := e.GetMarkerRecordedEventAttributes()
-			var change string
-			if m.GetMarkerName() != "Version" || converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["change-id"], &change) != nil || change != outlookChange {
-				continue
-			}
-			if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["version"], &v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		loops[v] = filepath.Base(f)
-	}
-	if loops[workflow.DefaultVersion] == "" || loops[outlookVersion] == "" {
-		t.Errorf("agent queue histories by version %v; want one of the blind loop and one of version %d", loops, outlookVersion)
 	}
 }

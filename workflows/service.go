@@ -2,9 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -12,13 +9,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"svcbridge/activities"
+	"svcbridge/reconcile"
 	"svcbridge/service"
-	"svcbridge/workflows/pass"
 )
-
-// a is only used for its method values: the SDK names activities by them.
-var a *activities.Activities
 
 // Fan-out size of one QueueAgents activity (recorded plans), and the
 // agent queue's window: drainWindow AgentBatchWorkflow children of up to
@@ -31,7 +24,7 @@ const (
 
 // ServiceWorkflow is the entity workflow of one Service (ID
 // <prefix>service/<name>). Each time it is signalled it reconciles to the
-// current row on a fast path of local activities. When a pass fails it
+// current row on a fast path of local reconcile. When a pass fails it
 // records the failure (status row, ProvisioningStatus, current details,
 // memo) and runs the next passes as regular activities of one attempt
 // each, with its own backoff that a reconcile signal cuts short: every
@@ -39,7 +32,7 @@ const (
 // in red with provisioningError's message, and the failure streak (since
 // when, how many passes) survives signals and continue-as-new. It ends
 // once the service is deleted and its objects are gone.
-func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
+func ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
 	state := ServiceState{Service: in.Name, Step: "starting"}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (ServiceState, error) { return state, nil }); err != nil {
 		return err
@@ -56,22 +49,22 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			recordSignals(ctx, in.Name, n)
 		}
 		state.Reconciles++
-		var out pass.Outcome
+		var out reconcile.Outcome
 		var err error
 		if in.Failing.Attempts == 0 {
-			out, err = pass.Run(localSteps{ctx: ctx, state: &state}, in.Name)
+			out, err = reconcile.Run(localSteps{ctx: ctx, state: &state}, in.Name)
 		} else {
 			out, err = passActivity(ctx, in.Name, in.Failing)
 		}
 		if err != nil && !failureEvents(ctx) {
-			// A run begun before failureEventsChange: Temporal retries.
+			// A run begun before reconcile.ChangeFailureEvents: Temporal retries.
 			status = report(ctx, &state, status, out, err)
 			if out, err = retryPass(ctx, signals, in.Name); errors.Is(err, errSignalled) {
 				continue // reconcile at once, on the fast path
 			}
 		}
 		if err != nil && failureEvents(ctx) {
-			in.Failing = in.Failing.failed(workflow.Now(ctx))
+			in.Failing = failed(in.Failing, workflow.Now(ctx))
 			state.Failing = in.Failing
 			status = report(ctx, &state, status, out, err)
 			upsertFailing(ctx, in.Failing)
@@ -83,7 +76,7 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 			continue
 		}
 		if in.Failing.Attempts > 0 {
-			in.Failing, state.Failing = FailureStreak{}, FailureStreak{}
+			in.Failing, state.Failing = reconcile.FailureStreak{}, reconcile.FailureStreak{}
 			upsertFailing(ctx, in.Failing)
 		}
 		status = report(ctx, &state, status, out, err)
@@ -97,20 +90,18 @@ func ServiceWorkflow(ctx workflow.Context, in ServiceInput) error {
 	}
 }
 
-// failureEventsChange versions ServiceWorkflow's failure handling: from
-// failureEventsVersion on, a failed pass is retried by the workflow's own
-// backoff as activities of one attempt (each failure an event), and a
-// reconcile signal sent outside svcbridge is recorded as a reconcile
-// request. Runs begun before it replay Temporal's retries. It is asked
-// where the two first differ (a failed pass, a signal from outside), so a
-// run that never failed takes the new handling at its next failure.
-const (
-	failureEventsChange  = "service-failure-events"
-	failureEventsVersion = 1
-)
+// failureEvents reports whether the run takes reconcile.ChangeFailureEvents.
+// It is asked where the two handlings first differ (a failed pass, a
+// signal from outside), so a run that never failed takes the new handling
+// at its next failure.
+func failureEvents(ctx workflow.Context) bool { return takes(ctx, reconcile.ChangeFailureEvents) }
 
-func failureEvents(ctx workflow.Context) bool {
-	return workflow.GetVersion(ctx, failureEventsChange, workflow.DefaultVersion, failureEventsVersion) == failureEventsVersion
+// takes reports whether the run takes change c: a run begun before c
+// replays without it. Every workflow.GetVersion is asked here, of a change
+// in reconcile.Changes, which names the histories that cover it.
+func takes(ctx workflow.Context, c reconcile.Change) bool {
+	v := workflow.Version(c.Version)
+	return workflow.GetVersion(ctx, c.ID, workflow.DefaultVersion, v) == v
 }
 
 // passActivity runs one reconcile pass of a failing service as a regular
@@ -118,20 +109,20 @@ func failureEvents(ctx workflow.Context) bool {
 // carrying provisioningError's message and what failed as its type. Its
 // summary, on the Web UI's timeline, says which attempt it is and since
 // when the service fails.
-func passActivity(ctx workflow.Context, name string, failing FailureStreak) (out pass.Outcome, err error) {
+func passActivity(ctx workflow.Context, name string, failing reconcile.FailureStreak) (out reconcile.Outcome, err error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    activities.PassHeartbeat,
+		HeartbeatTimeout:    reconcile.PassHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		Summary:             failing.summary(name),
+		Summary:             summary(failing, name),
 	})
-	err = workflow.ExecuteActivity(actx, a.ReconcileService, name).Get(ctx, &out)
+	err = workflow.ExecuteActivity(actx, reconcile.ActivityReconcileService, name).Get(ctx, &out)
 	return out, err
 }
 
 // upsertFailing shows the failure streak in the workflow's memo (the Web
 // UI's Memo tab, and visibility); a streak that ended removes it.
-func upsertFailing(ctx workflow.Context, f FailureStreak) {
+func upsertFailing(ctx workflow.Context, f reconcile.FailureStreak) {
 	memo := map[string]any{MemoFailingSince: nil, MemoFailedAttempts: nil}
 	if f.Attempts > 0 {
 		memo[MemoFailingSince], memo[MemoFailedAttempts] = f.Since.UTC().Format(time.RFC3339), f.Attempts
@@ -149,7 +140,7 @@ func recordSignals(ctx workflow.Context, name string, n int) {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         quickRetries,
 	})
-	if err := workflow.ExecuteLocalActivity(lctx, a.RecordSignalledReconcile, name, n).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, reconcile.ActivityRecordSignalledReconcile, name, n).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("could not record a reconcile signal", "service", name, "error", err)
 	}
 }
@@ -159,7 +150,7 @@ const statusDeleting = "deleting"
 
 // provisioningStatus is the ProvisioningStatus a pass's outcome shows; a
 // pass that could not read the service leaves the last one.
-func provisioningStatus(last string, out pass.Outcome, err error) string {
+func provisioningStatus(last string, out reconcile.Outcome, err error) string {
 	switch {
 	case !out.Planned:
 		return last
@@ -175,11 +166,11 @@ func provisioningStatus(last string, out pass.Outcome, err error) string {
 // (the failure first, as provisioningError words it, with the streak when
 // the workflow retries it) and, when it changed, in the ProvisioningStatus
 // search attribute. It returns the status.
-func report(ctx workflow.Context, state *ServiceState, last string, out pass.Outcome, err error) string {
+func report(ctx workflow.Context, state *ServiceState, last string, out reconcile.Outcome, err error) string {
 	status := provisioningStatus(last, out, err)
 	if err != nil {
-		state.Step, state.LastError = status+"; "+state.Failing.retrying(), pass.Reason(err)
-		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError+state.Failing.details())
+		state.Step, state.LastError = status+"; "+retrying(state.Failing), reconcile.Reason(err)
+		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError+details(state.Failing))
 	} else {
 		state.Step, state.LastError = status+"; waiting for changes", ""
 		workflow.SetCurrentDetails(ctx, status)
@@ -197,27 +188,27 @@ var errSignalled = errors.New("reconcile signalled")
 // retryPass runs the whole pass as one activity until it succeeds, with
 // Temporal's retry policy (its attempts and last failure are what the Web
 // UI shows), or until a reconcile signal cancels it.
-func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (pass.Outcome, error) {
+func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (reconcile.Outcome, error) {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    activities.PassHeartbeat,
+		HeartbeatTimeout:    reconcile.PassHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: retryBackoff, BackoffCoefficient: 2,
 			MaximumInterval: maxRetryBackoff}, // unlimited attempts
 		Summary: "Retry the reconcile of service " + name,
 	})
-	var out pass.Outcome
+	var out reconcile.Outcome
 	var err error
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.ExecuteActivity(actx, a.ReconcileService, name), func(f workflow.Future) { err = f.Get(ctx, &out) })
+	sel.AddFuture(workflow.ExecuteActivity(actx, reconcile.ActivityReconcileService, name), func(f workflow.Future) { err = f.Get(ctx, &out) })
 	// The signal stays in the channel; the next pass drains it.
 	sel.AddReceive(signals, func(workflow.ReceiveChannel, bool) { err = errSignalled })
 	sel.Select(ctx)
 	return out, err
 }
 
-// localSteps runs the steps of pass.Run as local activities (the fast path: no
+// localSteps runs the steps of reconcile.Run as local activities (the fast path: no
 // round trip through the server), and the Kubernetes step, which may wait
 // for a LoadBalancer, as a regular activity.
 type localSteps struct {
@@ -234,29 +225,29 @@ func (l localSteps) local() workflow.Context {
 
 func (l localSteps) Step(what string) { l.state.Step = what }
 
-func (l localSteps) Plan(name string) (plan pass.Plan, err error) {
-	err = workflow.ExecuteLocalActivity(l.local(), a.PlanService, name).Get(l.ctx, &plan)
+func (l localSteps) Plan(name string) (plan reconcile.Plan, err error) {
+	err = workflow.ExecuteLocalActivity(l.local(), reconcile.ActivityPlanService, name).Get(l.ctx, &plan)
 	return plan, err
 }
 
 func (l localSteps) ReconcileAgents(name string, sites []string) error {
-	return workflow.ExecuteLocalActivity(l.local(), a.ReconcileAgents, name, sites).Get(l.ctx, nil)
+	return workflow.ExecuteLocalActivity(l.local(), reconcile.ActivityReconcileAgents, name, sites).Get(l.ctx, nil)
 }
 
 func (l localSteps) Kube(name string) (endpoint *string, err error) {
 	kctx := workflow.WithActivityOptions(l.ctx, workflow.ActivityOptions{
 		// LoadBalancer polling waits up to LB_POLL_ATTEMPTS x LB_POLL_INTERVAL.
 		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    activities.PassHeartbeat,
+		HeartbeatTimeout:    reconcile.PassHeartbeat,
 		RetryPolicy:         quickRetries,
 	})
-	var kr activities.KubeResult
-	err = workflow.ExecuteActivity(kctx, a.ReconcileKube, name).Get(l.ctx, &kr)
+	var kr reconcile.KubeResult
+	err = workflow.ExecuteActivity(kctx, reconcile.ActivityReconcileKube, name).Get(l.ctx, &kr)
 	return kr.Endpoint, err
 }
 
-func (l localSteps) Finish(f pass.Finish) (missing string, err error) {
-	err = workflow.ExecuteLocalActivity(l.local(), a.FinishService, f).Get(l.ctx, &missing)
+func (l localSteps) Finish(f reconcile.Finish) (missing string, err error) {
+	err = workflow.ExecuteLocalActivity(l.local(), reconcile.ActivityFinishService, f).Get(l.ctx, &missing)
 	return missing, err
 }
 
@@ -268,7 +259,7 @@ func (l localSteps) Queue(name string, recorded []string) error {
 	if recorded != nil {
 		return fanout(l.ctx, recorded)
 	}
-	return workflow.ExecuteActivity(fanoutOptions(l.ctx), a.QueueFanout, name).Get(l.ctx, nil)
+	return workflow.ExecuteActivity(fanoutOptions(l.ctx), reconcile.ActivityQueueFanout, name).Get(l.ctx, nil)
 }
 
 // quickRetries retries a step a few times within seconds; longer outages
@@ -276,7 +267,7 @@ func (l localSteps) Queue(name string, recorded []string) error {
 var quickRetries = &temporal.RetryPolicy{
 	InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2,
 	MaximumInterval: 5 * time.Second, MaximumAttempts: 3,
-	NonRetryableErrorTypes: []string{pass.TypeInvalidPlacement, pass.TypeNoIngress},
+	NonRetryableErrorTypes: []string{reconcile.TypeInvalidPlacement, reconcile.TypeNoIngress},
 }
 
 // fanoutOptions are the queue step's activity options.
@@ -284,7 +275,7 @@ func fanoutOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		// A dead worker's fan-out is taken over elsewhere within seconds.
-		HeartbeatTimeout: activities.FanoutHeartbeat,
+		HeartbeatTimeout: reconcile.FanoutHeartbeat,
 		RetryPolicy:      &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
 }
@@ -296,7 +287,7 @@ func fanout(ctx workflow.Context, agents []string) error {
 	var futures []workflow.Future
 	for start := 0; start < len(agents); start += fanoutChunk {
 		end := min(start+fanoutChunk, len(agents))
-		futures = append(futures, workflow.ExecuteActivity(actx, a.QueueAgents, agents[start:end]))
+		futures = append(futures, workflow.ExecuteActivity(actx, reconcile.ActivityQueueAgents, agents[start:end]))
 	}
 	for _, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {
@@ -348,123 +339,4 @@ func waitForSignal(ctx workflow.Context, ch workflow.ReceiveChannel, d time.Dura
 		sel.AddFuture(workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}), func(workflow.Future) {})
 	}
 	sel.Select(ctx)
-}
-
-// AgentQueueWorkflow (one, ID <prefix>agents/queue) drains the queue of
-// agents to reconcile through AgentBatchWorkflow children, each claiming
-// and reconciling a batch: before each window it asks the store how many
-// agents are claimable and starts only the batches they need (none when
-// none are), windows following while batches come back full; then it
-// waits for a signal, or for the earliest lease to end. Marks of one agent
-// coalesce in the queue, so many services changing at once cost each
-// agent about one router rewrite, and thousands of agents cost a handful
-// of children, far within Temporal's limits on pending work and history.
-// A child whose agent writes failed fails (red in the Web UI); its agents
-// keep their marks with a lease of a few seconds, whose end wakes the
-// queue for a batch that retries them.
-func AgentQueueWorkflow(ctx workflow.Context, in AgentQueueInput) error {
-	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
-	if workflow.GetVersion(ctx, outlookChange, workflow.DefaultVersion, outlookVersion) == workflow.DefaultVersion {
-		return blindAgentQueue(ctx, signals, in)
-	}
-	for round := 0; round < maxIterations; round++ {
-		drain(signals)
-		q := queueOutlook(ctx)
-		if n := batchesFor(q.Claimable); n > 0 {
-			if full, _ := window(ctx, &in, n); full {
-				continue // more may wait
-			}
-			q = queueOutlook(ctx) // for the leases the window left
-		}
-		waitForSignal(ctx, signals, leaseWait(workflow.Now(ctx), q.NextLease), "")
-	}
-	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
-}
-
-// blindAgentQueue is the queue's loop of runs started before
-// outlookChange, which replay it: a window of drainWindow children every
-// round whatever is queued, then a wait for a signal, or a minute for
-// leases that ended.
-func blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in AgentQueueInput) error {
-	// retryAt is when the agents of a failed batch are claimable again;
-	// zero when none wait. A signal may end a wait before it.
-	var retryAt time.Time
-	for round := 0; round < maxIterations; round++ {
-		drain(signals)
-		if !retryAt.IsZero() && !workflow.Now(ctx).Before(retryAt) {
-			retryAt = time.Time{}
-		}
-		for full := true; full; {
-			var failedAt time.Time
-			if full, failedAt = window(ctx, &in, drainWindow); !failedAt.IsZero() {
-				retryAt = failedAt.Add(activities.RetryFailedAgents + time.Second)
-			}
-		}
-		// Failed writes are retried soon; otherwise a minute is for
-		// leases of a worker that died.
-		wait := time.Minute
-		if !retryAt.IsZero() {
-			wait = max(retryAt.Sub(workflow.Now(ctx)), time.Second)
-		}
-		waitForSignal(ctx, signals, wait, "")
-	}
-	return workflow.NewContinueAsNewError(ctx, AgentQueueWorkflowName, in)
-}
-
-// window runs n AgentBatchWorkflow children of up to drainBatch agents at
-// once, numbered on from in.NextBatch. It reports whether every one came
-// back full, and when the last failed one did (zero when none failed).
-func window(ctx workflow.Context, in *AgentQueueInput, n int) (full bool, failedAt time.Time) {
-	queueID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	futures := make([]workflow.Future, n)
-	for i := range futures {
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:    agentBatch(queueID, in.NextBatch),
-			StaticSummary: "Agent router batch " + strconv.Itoa(in.NextBatch),
-		})
-		in.NextBatch++
-		futures[i] = workflow.ExecuteChildWorkflow(cctx, AgentBatchWorkflowName, AgentBatchInput{Limit: drainBatch})
-	}
-	full = true
-	for _, f := range futures {
-		var b activities.AgentBatch
-		err := f.Get(ctx, &b)
-		if err != nil {
-			failedAt = workflow.Now(ctx)
-		}
-		full = full && err == nil && b.Claimed == drainBatch
-	}
-	return full, failedAt
-}
-
-// AgentBatchWorkflow claims up to in.Limit queued agents and rebuilds their
-// routers; its current details say which agents and how many services.
-func AgentBatchWorkflow(ctx workflow.Context, in AgentBatchInput) (activities.AgentBatch, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
-	})
-	var b activities.AgentBatch
-	if err := workflow.ExecuteActivity(actx, a.DrainAgents, in.Limit).Get(ctx, &b); err != nil {
-		return b, err
-	}
-	workflow.SetCurrentDetails(ctx, batchSummary(b))
-	if len(b.Failed) > 0 {
-		return b, temporal.NewApplicationError(fmt.Sprintf("%d of %d agent router writes failed, retried in a few seconds: %s",
-			len(b.Failed), b.Claimed, strings.Join(b.Failed, "; ")), pass.TypeRouterWriteFailed)
-	}
-	return b, nil
-}
-
-// batchSummary says which agents a batch covered and how many services.
-func batchSummary(b activities.AgentBatch) string {
-	if b.Claimed == 0 {
-		return "no agents were queued"
-	}
-	names := strings.Join(b.Names, ", ")
-	if more := b.Claimed - len(b.Names); more > 0 {
-		names += fmt.Sprintf(" and %d more", more)
-	}
-	return fmt.Sprintf("%d agents (%s), %d services", b.Claimed, names, b.Services)
 }

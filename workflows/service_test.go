@@ -17,8 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"svcbridge/activities"
-	"svcbridge/workflows/pass"
+	"svcbridge/reconcile"
 )
 
 // These tests check the orchestration alone, with mocked activities; the
@@ -29,15 +28,15 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
 	Register(env)
-	env.RegisterActivity(&activities.Activities{})
+	registerStubs(env)
 	return env
 }
 
 func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: false, Sites: []string{"hub"}}, nil).Once()
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: false, Sites: []string{"hub"}}, nil).Once()
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v; want a clean end", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
@@ -46,25 +45,25 @@ func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 
 func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	env := newEnv(t)
-	plan := pass.Plan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
+	plan := reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
 	deleted := false
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (pass.Plan, error) {
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (reconcile.Plan, error) {
 		if deleted {
-			return pass.Plan{}, nil
+			return reconcile.Plan{}, nil
 		}
 		return plan, nil
 	})
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	var finished []pass.Finish
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f pass.Finish) (string, error) {
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	var finished []reconcile.Finish
+	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f reconcile.Finish) (string, error) {
 		finished = append(finished, f)
 		return "", nil
 	})
 	// Temporal retries the whole pass: it fails once more, then succeeds.
-	retryErr := temporal.NewApplicationError("write router config: database is down", pass.TypeRouterWriteFailed)
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(pass.Outcome{}, retryErr).Once()
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(pass.Outcome{Planned: true, Exists: true}, nil).Once()
+	retryErr := temporal.NewApplicationError("write router config: database is down", reconcile.TypeRouterWriteFailed)
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{}, retryErr).Once()
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Exists: true}, nil).Once()
 	var statuses []string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(StatusKey)
@@ -83,7 +82,7 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 		deleted = true
 		env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge)
 	}, time.Hour)
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -102,15 +101,15 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 func TestProvisioningStatus(t *testing.T) {
 	failure := errors.New("x")
 	for _, c := range []struct {
-		out  pass.Outcome
+		out  reconcile.Outcome
 		err  error
 		want string
 	}{
-		{pass.Outcome{}, failure, "pending"}, // could not read the service: unchanged
-		{pass.Outcome{Planned: true, Exists: true}, nil, "ready"},
-		{pass.Outcome{Planned: true, Exists: true}, failure, "failed"},
-		{pass.Outcome{Planned: true}, failure, "deleting"},
-		{pass.Outcome{Planned: true, Gone: true}, nil, "deleting"},
+		{reconcile.Outcome{}, failure, "pending"}, // could not read the service: unchanged
+		{reconcile.Outcome{Planned: true, Exists: true}, nil, "ready"},
+		{reconcile.Outcome{Planned: true, Exists: true}, failure, "failed"},
+		{reconcile.Outcome{Planned: true}, failure, "deleting"},
+		{reconcile.Outcome{Planned: true, Gone: true}, nil, "deleting"},
 	} {
 		if got := provisioningStatus("pending", c.out, c.err); got != c.want {
 			t.Errorf("provisioningStatus(%+v, %v) = %q, want %q", c.out, c.err, got, c.want)
@@ -120,12 +119,12 @@ func TestProvisioningStatus(t *testing.T) {
 
 func TestBatchSummary(t *testing.T) {
 	for _, c := range []struct {
-		b    activities.AgentBatch
+		b    reconcile.AgentBatch
 		want string
 	}{
-		{activities.AgentBatch{}, "no agents were queued"},
-		{activities.AgentBatch{Claimed: 2, Names: []string{"a", "b"}, Services: 1}, "2 agents (a, b), 1 services"},
-		{activities.AgentBatch{Claimed: 250, Names: []string{"a", "b", "c"}, Services: 40}, "250 agents (a, b, c and 247 more), 40 services"},
+		{reconcile.AgentBatch{}, "no agents were queued"},
+		{reconcile.AgentBatch{Claimed: 2, Names: []string{"a", "b"}, Services: 1}, "2 agents (a, b), 1 services"},
+		{reconcile.AgentBatch{Claimed: 250, Names: []string{"a", "b", "c"}, Services: 40}, "250 agents (a, b, c and 247 more), 40 services"},
 	} {
 		if got := batchSummary(c.b); got != c.want {
 			t.Errorf("batchSummary(%+v) = %q, want %q", c.b, got, c.want)
@@ -135,9 +134,9 @@ func TestBatchSummary(t *testing.T) {
 
 func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.DrainAgents, mock.Anything, 250).Return(activities.AgentBatch{Claimed: 2, Names: []string{"a"},
+	env.OnActivity(reconcile.ActivityDrainAgents, mock.Anything, 250).Return(reconcile.AgentBatch{Claimed: 2, Names: []string{"a"},
 		Failed: []string{"b: database is down"}}, nil)
-	env.ExecuteWorkflow(AgentBatchWorkflow, AgentBatchInput{Limit: 250})
+	env.ExecuteWorkflow(AgentBatchWorkflow, reconcile.AgentBatchInput{Limit: 250})
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "1 of 2 agent router writes failed, retried in a few seconds: b: database is down" {
 		t.Fatalf("error %v, want the failed agent named", err)
@@ -148,13 +147,13 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	defer func(n int) { maxIterations = n }(maxIterations)
 	maxIterations = 3
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1}, nil)
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Duration(i)*time.Minute)
 	}
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("error %v, want continue-as-new", err)
@@ -164,13 +163,13 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 // A plan with a count has the store queue the fan-out in one activity.
 func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, FanoutCount: 12000}, nil).Once()
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
-	env.OnActivity(a.QueueFanout, mock.Anything, "checkout").Return(nil).Once()
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, FanoutCount: 12000}, nil).Once()
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{}, nil)
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(reconcile.ActivityQueueFanout, mock.Anything, "checkout").Return(nil).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -185,20 +184,20 @@ func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 	for i := range agents {
 		agents[i] = time.Duration(i).String()
 	}
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, Fanout: agents}, nil).Once()
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{}, nil)
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	var mu sync.Mutex // the chunks' activities run at once
 	var sizes []int
-	env.OnActivity(a.QueueAgents, mock.Anything, mock.Anything).Return(func(_ context.Context, uuids []string) error {
+	env.OnActivity(reconcile.ActivityQueueAgents, mock.Anything, mock.Anything).Return(func(_ context.Context, uuids []string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		sizes = append(sizes, len(uuids))
 		return nil
 	})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -213,19 +212,19 @@ func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 // recorded as a reconcile request.
 func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.PlanService, mock.Anything, "checkout").Return(pass.Plan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
-	env.OnActivity(a.ReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.FinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
+	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	fixed := false
-	failure := temporal.NewApplicationError("agent fog-a has routerMode none", pass.TypeInvalidPlacement)
-	env.OnActivity(a.ReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (pass.Outcome, error) {
+	failure := temporal.NewApplicationError("agent fog-a has routerMode none", reconcile.TypeInvalidPlacement)
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (reconcile.Outcome, error) {
 		if fixed {
-			return pass.Outcome{Planned: true, Exists: true}, nil
+			return reconcile.Outcome{Planned: true, Exists: true}, nil
 		}
-		return pass.Outcome{Planned: true, Exists: true}, failure
+		return reconcile.Outcome{Planned: true, Exists: true}, failure
 	})
 	var recorded []int
-	env.OnActivity(a.RecordSignalledReconcile, mock.Anything, "checkout", mock.Anything).Return(func(_ context.Context, _ string, n int) error {
+	env.OnActivity(reconcile.ActivityRecordSignalledReconcile, mock.Anything, "checkout", mock.Anything).Return(func(_ context.Context, _ string, n int) error {
 		recorded = append(recorded, n)
 		return nil
 	})
@@ -253,7 +252,7 @@ func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	env.RegisterDelayedCallback(func() { ready = query() }, 11*time.Minute)
 	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, time.Hour)
 	start := env.Now()
-	env.ExecuteWorkflow(ServiceWorkflow, ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
 
 	// Waits of 0, 2, 4, ... 256 s: 10 passes in the first 10 minutes.
 	if before.Failing.Attempts != 10 || !before.Failing.Since.Equal(start) || before.LastError != "agent fog-a has routerMode none" {
@@ -265,37 +264,8 @@ func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	if !slices.Equal(recorded, []int{1}) {
 		t.Errorf("recorded the Web UI's signals %v times, want once", recorded)
 	}
-	if ready.Failing != (FailureStreak{}) || ready.Step != "ready; waiting for changes" {
+	if ready.Failing != (reconcile.FailureStreak{}) || ready.Step != "ready; waiting for changes" {
 		t.Errorf("once ready the state is %+v, want no failure streak", ready)
-	}
-}
-
-func TestRetryWait(t *testing.T) {
-	for _, c := range []struct {
-		attempts int
-		want     time.Duration
-	}{
-		{0, 0}, {1, 0}, // the fast path failed: retry as an activity at once
-		{2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
-		{9, 256 * time.Second}, {10, 5 * time.Minute}, {1000000, 5 * time.Minute},
-	} {
-		if got := retryWait(c.attempts); got != c.want {
-			t.Errorf("retryWait(%d) = %s, want %s", c.attempts, got, c.want)
-		}
-	}
-}
-
-func TestFailureStreak(t *testing.T) {
-	t0 := time.Date(2026, 12, 3, 14, 57, 56, 0, time.UTC)
-	f := FailureStreak{}.failed(t0).failed(t0.Add(time.Minute))
-	if f != (FailureStreak{Since: t0, Attempts: 2}) {
-		t.Fatalf("two failures: %+v, want since the first", f)
-	}
-	if got, want := f.summary("checkout"), "Reconcile service checkout: attempt 3, failing since 2026-12-03 14:57:56 UTC"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
-	}
-	if got, want := f.retrying(), "failing since 2026-12-03 14:57:56 UTC, 2 failed attempts; retrying in 2s (signal reconcile to retry now)"; got != want {
-		t.Errorf("retrying %q, want %q", got, want)
 	}
 }
 

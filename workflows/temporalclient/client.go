@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"svcbridge/reconcile"
 	"svcbridge/service"
 	"svcbridge/workflows"
 )
@@ -31,7 +32,7 @@ type Client struct {
 // ServiceChanged asks the service's workflow to reconcile.
 func (c Client) ServiceChanged(ctx context.Context, name string) error {
 	_, err := c.Temporal.SignalWithStartWorkflow(ctx, c.Service(name), workflows.SignalReconcile, workflows.SignalFromSvcbridge,
-		c.ServiceStart(name), workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
+		c.ServiceStart(name), workflows.ServiceWorkflowName, reconcile.ServiceInput{Name: name})
 	return err
 }
 
@@ -45,7 +46,7 @@ func (c Client) ServiceCreated(ctx context.Context, name string) error {
 	opts := c.ServiceStart(name)
 	opts.EnableEagerStart = true
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
-	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, workflows.ServiceWorkflowName, workflows.ServiceInput{Name: name})
+	_, err := c.Temporal.ExecuteWorkflow(ctx, opts, workflows.ServiceWorkflowName, reconcile.ServiceInput{Name: name})
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &running) {
 		return c.ServiceChanged(ctx, name)
@@ -69,7 +70,7 @@ func (c Client) WakeAgentQueue(ctx context.Context) error {
 	id := c.AgentQueue()
 	_, err := c.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalReconcile, nil,
 		client.StartWorkflowOptions{ID: id, TaskQueue: c.TaskQueue, StaticSummary: "Agent router queue"},
-		workflows.AgentQueueWorkflowName, workflows.AgentQueueInput{})
+		workflows.AgentQueueWorkflowName, reconcile.AgentQueueInput{})
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"svcbridge/reconcile"
 	"svcbridge/workflows"
 )
 
@@ -31,7 +32,7 @@ func EnsureDriftSchedule(ctx context.Context, c client.Client, ids workflows.IDs
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
 	action := &client.ScheduleWorkflowAction{
-		ID: id, Workflow: workflows.DriftWorkflowName, Args: []any{workflows.DriftCursor{AgentsOnly: !kubernetes}}, TaskQueue: taskQueue,
+		ID: id, Workflow: workflows.DriftWorkflowName, Args: []any{reconcile.DriftCursor{AgentsOnly: !kubernetes}}, TaskQueue: taskQueue,
 	}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:      id,

@@ -1,17 +1,13 @@
-// Package pass holds the order of one reconcile pass of a service: plan,
-// write the site routers, Kubernetes, record the outcome, queue the other
-// agents. The service workflow runs it on its fast path (each step a
-// command in its history) and the ReconcileService activity runs it again
-// inside one activity, so both call Run.
+package reconcile
+
+// The order of one reconcile pass of a service: plan, write the site
+// routers, Kubernetes, record the outcome, queue the other agents. The
+// service workflow runs it on its fast path (each step a command in its
+// history) and the ReconcileService activity runs it again inside one
+// activity, so both call Run.
 //
 // Any change of the order or number of steps changes the service
-// workflow's commands: it must go behind workflow.GetVersion, and every
-// history in workflows/testdata must still replay. The types the steps
-// exchange are activity payloads in those histories: their JSON shapes do
-// not change.
-//
-// The package does no I/O: Steps does.
-package pass
+// workflow's commands: it must go behind a Change (versions.go).
 
 import (
 	"errors"
