@@ -15,8 +15,8 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/metrics"
+	"svcbridge/pgtest"
 	"svcbridge/store"
-	"svcbridge/store/storetest"
 )
 
 // A client that hangs up while its request waits (on the identity
@@ -77,7 +77,7 @@ func TestClientThatHangsUpIsNotAServerError(t *testing.T) {
 	})
 
 	check("GET", "/api/v3/agents", func() {
-		url := storetest.NewPostgresDB(t)
+		url := pgtest.NewDB(t)
 		st, err := store.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/pgtest"
 	"svcbridge/store"
-	"svcbridge/store/storetest"
 )
 
 // replica is one API process of a fleet's control plane. Its store's
@@ -25,7 +25,7 @@ type replica struct {
 // newReplicas serves n API replicas, each with its own store, on one
 // fresh PostgreSQL database, and opens one more store there: a worker's.
 func newReplicas(t *testing.T, n int) ([]replica, *store.Store) {
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	open := func(name string) *store.Store {
 		u, err := url.Parse(dbURL)
 		if err != nil {

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"svcbridge/document"
+	"svcbridge/pgtest"
 	"svcbridge/service"
-	"svcbridge/store/storetest"
 )
 
 // Fuzz targets: any input yields a Patch or a *ValidationError, never a
@@ -60,7 +60,7 @@ func FuzzDecodeYAML(f *testing.F) {
 
 // postgres opens a fresh PostgreSQL database for the fuzz target.
 func postgres(f *testing.F) *sql.DB {
-	db, err := sql.Open("postgres", storetest.NewPostgresDB(f))
+	db, err := sql.Open("postgres", pgtest.NewDB(f))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
-	"svcbridge/store/storetest"
 )
 
 // postgresFault is a test's own PostgreSQL database and an admin
@@ -62,7 +62,7 @@ func (f postgresFault) allowConnections(allow bool) {
 // the API answers 503 with Retry-After in the error envelope, never 500;
 // once it is back, the same request succeeds.
 func TestDatabaseDownAnswers503(t *testing.T) {
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	s := newSystemOn(t, dbURL, temporaltest.NewServer(temporaltest.WithT(t)))
 	databaseDown(t, s, dbURL)
 }
@@ -71,7 +71,7 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 // PostgreSQL, whose worker and its retries run beside the API, while
 // services are being reconciled.
 func TestDevDatabaseDownAnswers503(t *testing.T) {
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	apiPort := porttest.Free(t)
 	dev := start(t, []string{"DATABASE_URL=" + dbURL, "AUTH_TOKENS_FILE=" + tokensFile(t)}, "dev", "--data-dir", t.TempDir(),
 		"--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
@@ -142,7 +142,7 @@ func databaseDown(t *testing.T, s *system, dbURL string) {
 // Temporal's retry backoff, doubling from 2 s, so on a slow machine whose
 // creates took minutes the next retry could be minutes away.
 func TestConnectionsKilledDuringCreates(t *testing.T) {
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	s := newSystemOn(t, dbURL, temporaltest.NewServer(temporaltest.WithT(t)))
 	s.startWorker()
 	fault := newPostgresFault(t, dbURL)

@@ -19,9 +19,9 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/inventory"
+	"svcbridge/pgtest"
 	"svcbridge/service"
 	"svcbridge/store"
-	"svcbridge/store/storetest"
 )
 
 // Fan-out benchmarks on PostgreSQL and a real (in-process) Temporal server:
@@ -38,7 +38,7 @@ type benchSystem struct {
 
 func newBenchSystem(b *testing.B, workers int) benchSystem {
 	b.Helper()
-	url := storetest.NewPostgresDB(b)
+	url := pgtest.NewDB(b)
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)

@@ -20,9 +20,9 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/cli"
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
 	"svcbridge/proctest"
-	"svcbridge/store/storetest"
 )
 
 // proc is a running svcbridge process.
@@ -251,7 +251,7 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 // entry is missing or stale.
 func TestKilledWorkerConverges(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	s := newSystemOn(t, dbURL, ts)
 	newFleet(s)
 	env := []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + ts.GetFrontendHostPort(), "AUTH_TOKENS_FILE=" + tokensFile(t),

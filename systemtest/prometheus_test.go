@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"svcbridge/metrics/promtest"
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
 	"svcbridge/proctest"
 	"svcbridge/store"
-	"svcbridge/store/storetest"
 	"svcbridge/workflows/temporalclient"
 )
 
@@ -97,7 +97,7 @@ func TestPrometheusScrapesDev(t *testing.T) {
 func TestPrometheusScrapesAPIAndWorker(t *testing.T) {
 	proctest.Svcbridge(t)
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	ctx := context.Background()
 	if err := temporalclient.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)

@@ -35,8 +35,8 @@ import (
 	"go.temporal.io/server/common/primitives/timestamp"
 
 	"svcbridge/deploy/compose"
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
-	"svcbridge/store/storetest"
 	"svcbridge/workflows"
 )
 
@@ -430,7 +430,7 @@ func TestComposeRehearsal(t *testing.T) {
 		t.Fatal(err)
 	}
 	bins := temporalBins(t, file)
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	pg, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -20,9 +20,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/temporaltest"
 
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
 	"svcbridge/service"
-	"svcbridge/store/storetest"
 	"svcbridge/workflows/temporalclient"
 )
 
@@ -109,7 +109,7 @@ func (c replicaClient) expect(want int, method, path string, body, into any) err
 
 func TestTwoAPIsAndTwoWorkers(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	dbURL := storetest.NewPostgresDB(t)
+	dbURL := pgtest.NewDB(t)
 	ctx := context.Background()
 	if err := temporalclient.RegisterSearchAttributes(ctx, ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		t.Fatalf("register search attributes: %v", err)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/pgtest"
 	"svcbridge/porttest"
 	"svcbridge/proctest"
-	"svcbridge/store/storetest"
 )
 
 // Secrets planted in the environment of every run below; none may appear
@@ -76,7 +76,7 @@ func TestStartupErrorsShowNoSecret(t *testing.T) {
 	unreachable := fmt.Sprintf("DATABASE_URL=postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", plantedPassword, closedPort)
 	// A real database (trust authentication ignores the password) and a
 	// Temporal that does not answer: the API key is in play.
-	realDB := strings.Replace(storetest.NewPostgresDB(t), "://postgres@", "://postgres:"+plantedPassword+"@", 1)
+	realDB := strings.Replace(pgtest.NewDB(t), "://postgres@", "://postgres:"+plantedPassword+"@", 1)
 	noTemporal := []string{"DATABASE_URL=" + realDB, fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", closedPort)}
 
 	cases := []struct {

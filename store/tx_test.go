@@ -3,12 +3,73 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"svcbridge/pgtest"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
+
+// TestDeadlockedTransactionsAreRetried makes two transactions lock two
+// router configs in opposite orders; PostgreSQL aborts one to break the
+// deadlock, and InTx runs it again, so both writes land.
+func TestDeadlockedTransactionsAreRetried(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.CreateAgent(ctx, agent("a1", "one", "edge", false), "h1"); err != nil {
+			return err
+		}
+		return tx.CreateAgent(ctx, agent("a2", "two", "edge", false), "h2")
+	})
+	var wg sync.WaitGroup
+	locked := make(chan struct{}, 2)
+	proceed := make(chan struct{})
+	write := func(first, second, doc string) error {
+		attempt := 0
+		return inTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			attempt++
+			if err := tx.WriteRouter(ctx, first, store.RouterWrite{Base: []byte(doc)}); err != nil {
+				return err
+			}
+			if attempt == 1 { // both hold their first lock before either takes its second
+				locked <- struct{}{}
+				<-proceed
+			}
+			return tx.WriteRouter(ctx, second, store.RouterWrite{Base: []byte(doc)})
+		})
+	}
+	errs := make([]error, 2)
+	for i, order := range [][2]string{{"a1", "a2"}, {"a2", "a1"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = write(order[0], order[1], fmt.Sprintf(`{"writer":%d}`, i))
+		}()
+	}
+	<-locked
+	<-locked
+	close(proceed)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	// Both routers end with the same writer's document: one transaction
+	// ran entirely after the other.
+	var c1, c2 []byte
+	mustTx(t, s, func(ctx context.Context, tx *store.Tx) (err error) {
+		if c1, err = tx.RouterConfig(ctx, "a1"); err == nil {
+			c2, err = tx.RouterConfig(ctx, "a2")
+		}
+		return err
+	})
+	if string(c1) != string(c2) {
+		t.Errorf("router configs %s and %s: the transactions interleaved", c1, c2)
+	}
+}
 
 // TestReadsDoNotWaitForWriters: while a write transaction is open (on
 // SQLite it holds the database's only write lock), a read answers at once
@@ -71,7 +132,7 @@ func TestReadsDoNotWaitForWriters(t *testing.T) {
 // transactions filling the pool leave connections to reads, which answer
 // at once instead of queueing for a connection behind the writes.
 func TestReadsGetAConnectionDuringAWriteBurst(t *testing.T) {
-	s, err := store.OpenPool(context.Background(), storetest.NewPostgresDB(t), store.Pool{MaxOpen: 4, MaxIdle: 4})
+	s, err := store.OpenPool(context.Background(), pgtest.NewDB(t), store.Pool{MaxOpen: 4, MaxIdle: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,50 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"svcbridge/inventory"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
+
+// TestMigrationsIdempotent opens the same database twice: the second Open
+// re-runs Migrate, which must be a no-op that keeps the data.
+func TestMigrationsIdempotent(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		u := url(t, dialect)
+		s1, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustTx(t, s1, func(ctx context.Context, tx *store.Tx) error {
+			return tx.CreateAgent(ctx, agent("a-1", "hub", inventory.RouterInterior, true), "hash-1")
+		})
+		if err := s1.Migrate(ctx); err != nil {
+			t.Fatalf("second Migrate on an open store: %v", err)
+		}
+		s1.Close()
+
+		s2, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatalf("second Open: %v", err)
+		}
+		defer s2.Close()
+		mustTx(t, s2, func(ctx context.Context, tx *store.Tx) error {
+			a, err := tx.GetAgent(ctx, "hub")
+			if err != nil {
+				return err
+			}
+			if a.UUID != "a-1" || !a.DefaultRouter {
+				return fmt.Errorf("agent after reopen = %+v", a)
+			}
+			return nil
+		})
+	})
+}
 
 // TestPagesByNameReadAnIndexInOrder: on PostgreSQL, whose databases sort
 // text by a locale, a page of services, their tags or the drift check's
