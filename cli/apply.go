@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +13,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"svcbridge/service"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"svcbridge/service"
 )
 
 // Kinds apply understands.
@@ -342,11 +343,6 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 	return &reported{code: ExitCode(err), msg: err.Error()}
 }
 
-func newWaiter(cmd *cobra.Command, c *Client) *waiter {
-	p := progressWriter(cmd)
-	return &waiter{c: c, out: cmd.OutOrStdout(), progress: p, width: terminalWidth(p)}
-}
-
 // applyOne applies one document and returns its line.
 func applyOne(ctx context.Context, c *Client, d document) (string, error) {
 	switch d.kind {
@@ -363,22 +359,6 @@ func applyOne(ctx context.Context, c *Client, d document) (string, error) {
 }
 
 // ---- Service ----
-
-// serviceDoc is what apply compares to decide "unchanged".
-type serviceDoc struct {
-	Metadata struct {
-		Name string    `yaml:"name"`
-		Tags *[]string `yaml:"tags"`
-	} `yaml:"metadata"`
-	Spec struct {
-		Type          string  `yaml:"type"`
-		Resource      string  `yaml:"resource"`
-		TargetPort    int     `yaml:"targetPort"`
-		DefaultBridge string  `yaml:"defaultBridge"`
-		ServicePort   *int    `yaml:"servicePort"`
-		K8sType       *string `yaml:"k8sType"`
-	} `yaml:"spec"`
-}
 
 func applyService(ctx context.Context, c *Client, d document) (string, error) {
 	if d.name == "" {
@@ -425,7 +405,7 @@ func dryRunDetail(c *Client, s Service) string {
 	}
 	var agents []string
 	for _, e := range s.Distribution {
-		if e.Wanted == nil || *e.Wanted {
+		if wanted(e.Wanted) {
 			agents = append(agents, e.AgentName)
 		}
 	}
@@ -436,51 +416,40 @@ func dryRunDetail(c *Client, s Service) string {
 	return fmt.Sprintf(": bridgePort %d, %s", s.BridgePort, listen)
 }
 
-// serviceUnchanged reports whether the document matches the stored
-// service. Anything it cannot tell for sure counts as changed.
+// serviceUnchanged reports whether the document declares what the server
+// stores, read, defaulted and compared by the service package's rules as
+// the server reads a document (service.DecodeYAML, Spec.WithDefaults,
+// service.SameSpec). Anything it cannot tell for sure counts as changed.
 func serviceUnchanged(d document, cur Service) bool {
-	var want serviceDoc
-	if err := d.node.Decode(&want); err != nil {
+	p, err := service.DecodeYAML(d.body)
+	if err != nil {
 		return false
 	}
-	s := want.Spec
-	tags := []string{}
-	if want.Metadata.Tags != nil {
-		tags = *want.Metadata.Tags
-	}
-	curTags := cur.Tags
-	if curTags == nil {
-		curTags = []string{}
-	}
-	if s.Type != cur.Type || s.TargetPort != cur.TargetPort || !slices.Equal(tags, curTags) {
+	want := p.Apply(service.Spec{Tags: []string{}}).WithDefaults()
+	stored := service.Spec{Name: cur.Name, Tags: cur.Tags, Type: cur.Type, Resource: cur.Resource, TargetPort: cur.TargetPort,
+		DefaultBridge: cur.DefaultBridge, ServicePort: cur.ServicePort, K8sType: cur.K8sType}
+	if len(cur.Kubernetes) > 0 && json.Unmarshal(cur.Kubernetes, &stored.Kubernetes) != nil {
 		return false
 	}
-	bridge := cmp.Or(s.DefaultBridge, service.DefaultBridge)
-	if !sameRef(s.Resource, cur.Resource, cur.ResourceName) || !sameRef(bridge, cur.DefaultBridge, cur.DefaultBridgeName) {
-		return false
+	// The server stores the references by uuid.
+	if sameRef(want.Resource, cur.Resource, cur.ResourceName) {
+		want.Resource = cur.Resource
+	}
+	if sameRef(want.DefaultBridge, cur.DefaultBridge, cur.DefaultBridgeName) {
+		want.DefaultBridge = cur.DefaultBridge
 	}
 	// On a remote control plane the server sets servicePort to the bridge
 	// port and drops k8sType, whatever the document says.
-	remote := cur.K8sType == nil && cur.ServicePort != nil && *cur.ServicePort == cur.BridgePort
-	if !remote {
-		if !equalPtr(s.ServicePort, cur.ServicePort) || !equalPtr(s.K8sType, cur.K8sType) {
-			return false
-		}
+	if cur.K8sType == nil && cur.ServicePort != nil && *cur.ServicePort == cur.BridgePort {
+		want.ServicePort, want.K8sType = cur.ServicePort, cur.K8sType
 	}
-	return true
+	return service.SameSpec(stored, want)
 }
 
 // sameRef reports whether ref, as a document writes it, names what the
 // server stores as id and shows as name (by uuid or by name: requests take
 // either).
-func sameRef(ref, id, name string) bool { return ref == id || (name != "" && ref == name) }
-
-func equalPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
-}
+func sameRef(ref, id, name string) bool { return ref == id || ref == name }
 
 // ---- Agent, AgentConfig ----
 
@@ -536,15 +505,11 @@ func agentUnchanged(d document, cur Agent) bool {
 		ups = *want.Spec.UpstreamRouters
 	}
 	if want.Spec.Host != cur.Host || mode != cur.RouterMode || want.Spec.DefaultRouter != cur.DefaultRouter ||
-		!slices.Equal(tags, nonNil(cur.Tags)) || len(ups) != len(cur.UpstreamRouters) {
+		!slices.Equal(tags, nonNil(cur.Tags)) || len(ups) != len(cur.UpstreamRouters) || len(ups) != len(cur.UpstreamRouterNames) {
 		return false
 	}
 	for i, ref := range ups {
-		name := ""
-		if i < len(cur.UpstreamRouterNames) {
-			name = cur.UpstreamRouterNames[i]
-		}
-		if !sameRef(ref, cur.UpstreamRouters[i], name) {
+		if !sameRef(ref, cur.UpstreamRouters[i], cur.UpstreamRouterNames[i]) {
 			return false
 		}
 	}

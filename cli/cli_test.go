@@ -53,19 +53,15 @@ func TestCLIClientSendsTokenAndDecodesErrors(t *testing.T) {
 	if _, err := c.GetService(ctx, "boom"); ExitCode(err) != ExitOther || !strings.Contains(err.Error(), "upstream exploded (500)") {
 		t.Errorf("500: %v (exit %d)", err, ExitCode(err))
 	}
-	// An older server without GET /agents/{x}/services.
-	if _, supported, err := c.AgentServices(ctx, "fog-a"); err != nil || supported {
-		t.Errorf("missing route: supported %v, err %v", supported, err)
-	}
 
 	c.Token = ""
-	c.Healthz(ctx)
+	c.GetService(ctx, "dup")
 	if gotAuth != "" {
 		t.Errorf("without a token, Authorization %q", gotAuth)
 	}
 
 	down := &Client{Server: "http://127.0.0.1:1"}
-	if err := down.Healthz(ctx); ExitCode(err) != ExitUnreachable {
+	if _, err := down.GetService(ctx, "dup"); ExitCode(err) != ExitUnreachable {
 		t.Errorf("unreachable: %v (exit %d)", err, ExitCode(err))
 	}
 }

@@ -76,13 +76,6 @@ func NotFound(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
 }
 
-// routeMissing reports whether err is the 404 of a route this server does
-// not have (an older server), as opposed to an unknown object.
-func routeMissing(err error) bool {
-	var e *APIError
-	return errors.As(err, &e) && e.Status == http.StatusNotFound && strings.HasPrefix(e.Message, "Route ")
-}
-
 // UnreachableError is a request that got no HTTP answer at all.
 type UnreachableError struct {
 	Server string
@@ -102,12 +95,10 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // that -o json|yaml prints every field, including ones this client does
 // not know).
 
-// Service is a Service as the API answers it, with what decodeService
-// keeps of the answer: whether it held a distribution, and Raw.
+// Service is a Service as the API answers it, with Raw.
 type Service struct {
 	wire.Service
-	HasDistribution bool            `json:"-"`
-	Raw             json.RawMessage `json:"-"`
+	Raw json.RawMessage `json:"-"`
 }
 
 // Settled reports whether the last finished reconcile is of the latest
@@ -130,15 +121,14 @@ func (s Service) KubernetesOptions() map[string]json.RawMessage {
 	return opts
 }
 
-// Agents counts the agents that listen for s, of those that should: with
-// the wanted flag, those wanted (plus any still listening that is not);
-// without it, every entry.
+// Agents counts the agents that listen for s, of those that should: those
+// wanted, plus any still listening that is not.
 func (s Service) Agents() (listening, total int) {
 	for _, e := range s.Distribution {
-		if e.Wanted == nil || *e.Wanted || e.Listening {
+		if wanted(e.Wanted) || e.Listening {
 			total++
 		}
-		if e.Listening && (e.Wanted == nil || *e.Wanted) {
+		if e.Listening && wanted(e.Wanted) {
 			listening++
 		}
 	}
@@ -147,10 +137,6 @@ func (s Service) Agents() (listening, total int) {
 
 // DistributionEntry is one agent of a service's distribution.
 type DistributionEntry = wire.DistributionEntry
-
-// Placement names the agents whose routers hold a service's connector and
-// hub listener ("" for none).
-type Placement = wire.Placement
 
 // Agent is an agent as the API answers it; Token is set in a create's
 // answer only.
@@ -296,8 +282,8 @@ func (c *Client) apiError(status int, method, path string, body []byte) *APIErro
 const listPageSize = 500
 
 // listAll reads every page of a list route (?limit=, then ?continue= with
-// the X-Continue token of each answer), as kubectl does. A server without
-// pagination answers everything at once, with no token.
+// the X-Continue token of each answer), as kubectl does, until a page
+// comes without a token.
 func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
@@ -320,9 +306,9 @@ func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, e
 }
 
 // listPage reads a page of a list: a JSON array, or an object holding
-// one, as {"microservices": [...]} (the reference controller's shape,
-// which servers answer GET /microservices with since they serve the ioFog
-// clients' reads; older servers answer the bare array).
+// one, as {"microservices": [...]} (the reference controller's shape, in
+// which the server answers GET /microservices for the ioFog clients'
+// reads; its other lists are bare arrays).
 func listPage(body []byte) ([]json.RawMessage, error) {
 	var page []json.RawMessage
 	arrayErr := json.Unmarshal(body, &page)
@@ -396,16 +382,18 @@ func withQuery(path, key, value string) string {
 	return path + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
 }
 
-// CheckDryRun checks, before any dry-run write, that the server honours
-// ?dryRun=: an older server would ignore the parameter and write. The
-// servers that answer X-Svcbridge-Version are those that honour it.
+// CheckDryRun checks, before any dry-run write, that the server is
+// svcbridge, which honours ?dryRun=: the reference ioFog controller
+// serves the same write routes and would ignore the parameter and write.
+// Every answer of svcbridge's, an error too, carries X-Svcbridge-Version.
 func (c *Client) CheckDryRun(ctx context.Context) error {
-	_, header, _, err := c.roundTrip(ctx, http.MethodGet, "/healthz", "", nil)
+	resp, err := c.send(ctx, http.MethodGet, "/healthz", "", "application/json", nil)
 	if err != nil {
 		return err
 	}
-	if header.Get("X-Svcbridge-Version") == "" {
-		return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server at %s is too old for --dry-run=server (it would write): nothing was sent", c.Server)}
+	resp.Body.Close()
+	if resp.Header.Get("X-Svcbridge-Version") == "" {
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server at %s is not svcbridge (no X-Svcbridge-Version header): it would ignore --dry-run=server and write; nothing was sent", c.Server)}
 	}
 	return nil
 }
@@ -416,10 +404,6 @@ func decodeService(raw []byte) (Service, error) {
 	var s Service
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return s, fmt.Errorf("unexpected service answer: %v", err)
-	}
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(raw, &keys) == nil {
-		_, s.HasDistribution = keys["distribution"]
 	}
 	s.Raw = raw
 	return s, nil
@@ -442,8 +426,7 @@ func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
 	return out, nil
 }
 
-// GetService reads one service (with its distribution on servers that
-// answer one).
+// GetService reads one service, with its distribution.
 func (c *Client) GetService(ctx context.Context, name string) (Service, error) {
 	_, body, err := c.do(ctx, http.MethodGet, "/api/v3/services/"+esc(name), "", nil)
 	if err != nil {
@@ -472,30 +455,16 @@ func (c *Client) ReplaceServiceYAML(ctx context.Context, name string, doc []byte
 	return decodeService(body)
 }
 
-// CreateService creates a service from its JSON fields.
-func (c *Client) CreateService(ctx context.Context, fields map[string]any) (Service, error) {
-	return c.createService(ctx, "/api/v3/services", fields)
-}
-
 // CreateServiceOnPort creates a service on the bridge port it asks for
 // (?bridgePort=): a 400 or 409 names the port when it is outside the
 // range or taken.
 func (c *Client) CreateServiceOnPort(ctx context.Context, fields map[string]any, bridgePort int) (Service, error) {
-	return c.createService(ctx, withQuery("/api/v3/services", "bridgePort", strconv.Itoa(bridgePort)), fields)
-}
-
-func (c *Client) createService(ctx context.Context, path string, fields map[string]any) (Service, error) {
+	path := withQuery("/api/v3/services", "bridgePort", strconv.Itoa(bridgePort))
 	_, body, err := c.sendJSON(ctx, http.MethodPost, path, fields, nil)
 	if err != nil {
 		return Service{}, err
 	}
 	return decodeService(body)
-}
-
-// PatchService changes the given fields of a service.
-func (c *Client) PatchService(ctx context.Context, name string, fields map[string]any) error {
-	_, _, err := c.sendJSON(ctx, http.MethodPatch, "/api/v3/services/"+esc(name), fields, nil)
-	return err
 }
 
 // DeleteService deletes a service; its workflow removes its router objects.
@@ -504,7 +473,6 @@ func (c *Client) DeleteService(ctx context.Context, name string) error {
 	return err
 }
 
-// ReconcileService asks for a reconcile now.
 // ReconcileService asks for a reconcile and returns the request's number.
 func (c *Client) ReconcileService(ctx context.Context, name string) (int64, error) {
 	_, body, err := c.do(ctx, http.MethodPost, "/api/v3/services/"+esc(name)+"/reconcile", "", nil)
@@ -664,25 +632,15 @@ func (c *Client) CheckToken(ctx context.Context) error {
 }
 
 // ServerVersion is svcbridge's build version as the server reports it in
-// GET /api/v3/status: versions.svcbridge, or versions.controller from
-// servers that reported it there.
+// GET /api/v3/status (versions.svcbridge).
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 	var st wire.Status
 	_, err := c.getJSON(ctx, "/api/v3/status", &st)
-	if st.Versions.Svcbridge != "" {
-		return st.Versions.Svcbridge, err
-	}
-	return st.Versions.Controller, err
-}
-
-// Healthz checks that the server answers.
-func (c *Client) Healthz(ctx context.Context) error {
-	_, _, err := c.do(ctx, http.MethodGet, "/healthz", "", nil)
-	return err
+	return st.Versions.Svcbridge, err
 }
 
 // Readyz reads the server's readiness report; Worker says whether a
-// worker polls the task queue ("" from servers that do not report it).
+// worker polls the task queue ("" when the server cannot tell).
 func (c *Client) Readyz(ctx context.Context) (wire.Readiness, error) {
 	var r wire.Readiness
 	_, err := c.getJSON(ctx, "/readyz", &r)
@@ -690,13 +648,10 @@ func (c *Client) Readyz(ctx context.Context) (wire.Readiness, error) {
 }
 
 // AgentServices lists what an agent's router listens for, or should.
-// supported is false on a server without the route.
-func (c *Client) AgentServices(ctx context.Context, ref string) (out []wire.AgentService, supported bool, err error) {
-	_, err = c.getJSON(ctx, "/api/v3/agents/"+esc(ref)+"/services", &out)
-	if routeMissing(err) {
-		return nil, false, nil
-	}
-	return out, err == nil, err
+func (c *Client) AgentServices(ctx context.Context, ref string) ([]wire.AgentService, error) {
+	var out []wire.AgentService
+	_, err := c.getJSON(ctx, "/api/v3/agents/"+esc(ref)+"/services", &out)
+	return out, err
 }
 
 // DeleteMicroservice deletes a microservice by uuid.

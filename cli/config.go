@@ -152,7 +152,7 @@ type connection struct {
 // which wins over the context, as in kubectl. A context's token goes only
 // to that context's server: with --server or SVCBRIDGE_SERVER naming
 // another, it is not sent. dev's admin.token in the data directory comes
-// last, as before the configuration file existed.
+// last.
 func (s settings) resolve() (connection, error) {
 	var ctx *Context
 	if s.contextName != "" {

@@ -177,7 +177,8 @@ func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitT
 
 // serviceRouters are the agents whose routers may hold a service's
 // objects: its distribution (listeners, hub) and the placement the server
-// reports; every agent with a router from a server that reports neither.
+// reports; every agent with a router for a service already being deleted,
+// whose answer has no placement any more.
 func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error) {
 	var out []string
 	add := func(uuid string) {
@@ -185,7 +186,7 @@ func serviceRouters(ctx context.Context, c *Client, s Service) ([]string, error)
 			out = append(out, uuid)
 		}
 	}
-	if !s.HasDistribution || s.Placement == nil {
+	if s.Placement == nil {
 		inv, err := loadInventory(ctx, c, false)
 		if err != nil {
 			return nil, err

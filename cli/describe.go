@@ -110,15 +110,14 @@ type distributionCounts struct {
 func summarize(entries []DistributionEntry) distributionCounts {
 	var c distributionCounts
 	for _, e := range entries {
-		wanted := e.Wanted == nil || *e.Wanted
 		switch {
-		case e.Listening && !wanted:
+		case e.Listening && !wanted(e.Wanted):
 			c.removing++
 		case !e.Listening:
 			c.pending++
 		case e.Rollout == routerconfig.RolloutFailed:
 			c.failed++
-		case routerconfig.RolledOut(rolloutOf(e)):
+		case routerconfig.RolledOut(e.Rollout):
 			c.applied++
 		default:
 			c.written++
@@ -127,22 +126,26 @@ func summarize(entries []DistributionEntry) distributionCounts {
 	return c
 }
 
-// rolloutOf is how far an entry's listener has got on its router; from a
-// server that does not say, acknowledged is all there is.
-func rolloutOf(e DistributionEntry) string {
-	switch {
-	case e.Rollout != "":
-		return e.Rollout
-	case e.AcknowledgedAt != nil:
-		return routerconfig.RolloutAcknowledged
-	default:
-		return routerconfig.RolloutPending
-	}
-}
-
 func (c distributionCounts) String() string {
 	return fmt.Sprintf("%d applied, %d written (not applied yet), %d failed on their router, %d pending, %d being removed",
 		c.applied, c.written, c.failed, c.pending, c.removing)
+}
+
+// wanted reads a Wanted flag, which the server always sends (nil, in an
+// entry made by hand, counts as wanted).
+func wanted(w *bool) bool { return w == nil || *w }
+
+// reasonText shows why an agent listens for a service, or should: the
+// reason, marked pending until its listener is written, or that the agent
+// is no longer selected.
+func reasonText(reason string, w *bool, listening bool) string {
+	switch {
+	case !wanted(w):
+		return "(no longer selected; being removed)"
+	case !listening:
+		return reason + " (pending)"
+	}
+	return reason
 }
 
 // rolloutText shows how far a listener has got on its router, with why it
@@ -181,7 +184,7 @@ func (d describer) service(ctx context.Context, name string) error {
 	d.field("Type", s.Type)
 	d.field("Backend", inv.backendLong(s))
 	d.field("Tags", strings.Join(s.Tags, ", "))
-	d.field("Default bridge", bridge(s))
+	d.field("Default bridge", s.DefaultBridgeName)
 	d.field("Bridge port", fmt.Sprint(s.BridgePort))
 	if s.ServicePort != nil {
 		d.field("Service port", fmt.Sprint(*s.ServicePort))
@@ -241,10 +244,6 @@ func (d describer) service(ctx context.Context, name string) error {
 // distribution prints which agents listen for s: counted by state, then
 // the first describeAgents (all with --all).
 func (d describer) distribution(s Service, now time.Time) error {
-	if !s.HasDistribution {
-		d.field("Distribution", "not reported by this server")
-		return nil
-	}
 	n, m := s.Agents()
 	dist := fmt.Sprintf("%d/%d agents listening", n, m)
 	if !served(s) && n > 0 {
@@ -261,13 +260,7 @@ func (d describer) distribution(s Service, now time.Time) error {
 	}
 	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ROUTER", "ACKNOWLEDGED", "WRITTEN")
 	for _, e := range shown {
-		reason := e.Reason
-		if e.Wanted != nil && !*e.Wanted {
-			reason = "(no longer selected; being removed)"
-		} else if e.Wanted != nil && !e.Listening {
-			reason += " (pending)"
-		}
-		t.row(e.AgentName, reason, yesNo(e.Listening), rolloutText(rolloutOf(e), e.RolloutReason, e.Listening),
+		t.row(e.AgentName, reasonText(e.Reason, e.Wanted, e.Listening), yesNo(e.Listening), rolloutText(e.Rollout, e.RolloutReason, e.Listening),
 			ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
 	if err := t.flush(); err != nil {
@@ -280,10 +273,10 @@ func (d describer) distribution(s Service, now time.Time) error {
 }
 
 // failing prints since when a failed service's passes have failed and how
-// many, from its failure events (a server without events says nothing).
+// many, from its failure events.
 func (d describer) failing(ctx context.Context, name string, now time.Time) error {
-	events, supported, err := d.c.LastEvents(ctx, name, streakEvents)
-	if err != nil || !supported {
+	events, err := d.c.LastEvents(ctx, name, streakEvents)
+	if err != nil {
 		return err
 	}
 	f := failingStreak(events, len(events) == streakEvents)
@@ -394,7 +387,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 	d.field("Host", a.Host)
 	d.field("Default router", yesNo(a.DefaultRouter))
 	d.field("Tags", strings.Join(a.Tags, ", "))
-	d.field("Upstream routers", strings.Join(upstreamRouters(a), ", "))
+	d.field("Upstream routers", strings.Join(a.UpstreamRouterNames, ", "))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", a.CreatedAt.Local().Format(time.RFC3339), age(a.CreatedAt, now)))
 	d.field("Router side", routerSide(a.Router, now))
 	if r := a.Router; r != nil {
@@ -418,20 +411,9 @@ func (d describer) agent(ctx context.Context, name string) error {
 	default:
 		d.field("Open ports", portRanges(openPorts(rc)))
 	}
-	svcs, supported, err := d.c.AgentServices(ctx, a.UUID)
+	svcs, err := d.c.AgentServices(ctx, a.UUID)
 	if err != nil {
 		return err
-	}
-	if !supported {
-		// An older server: the listeners of the router config.
-		var names []string
-		for _, l := range rc.Bridges.TCPListeners {
-			if s, ok := strings.CutSuffix(l.Name, "-listener"); ok {
-				names = append(names, s+":"+l.Port)
-			}
-		}
-		d.field("Listeners", strings.Join(names, ", "))
-		return nil
 	}
 	d.field("Services", plural(len(svcs), "service", "services"))
 	if len(svcs) == 0 {
@@ -443,14 +425,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 		if s.BridgePort != nil {
 			port = fmt.Sprint(*s.BridgePort)
 		}
-		reason := s.Reason
-		if s.Wanted != nil && !*s.Wanted {
-			reason = "(no longer selected; being removed)"
-		} else if s.Wanted != nil && !s.Listening {
-			reason += " (pending)"
-		}
-		e := DistributionEntry{Listening: s.Listening, AcknowledgedAt: s.AcknowledgedAt, Rollout: s.Rollout}
-		t.row(s.Service, port, reason, yesNo(s.Listening), rolloutText(rolloutOf(e), s.RolloutReason, s.Listening), ago(s.AcknowledgedAt, now, "no"))
+		t.row(s.Service, port, reasonText(s.Reason, s.Wanted, s.Listening), yesNo(s.Listening), rolloutText(s.Rollout, s.RolloutReason, s.Listening), ago(s.AcknowledgedAt, now, "no"))
 	}
 	return t.flush()
 }

@@ -115,13 +115,13 @@ func toDocument(kind string, fields object, metadataKeys, specKeys []string) ([]
 
 // byName shows each reference of fields by the name the server sends
 // beside it (refs: the reference's key, then its name's), and drops the
-// name's key. A reference the server sends no name for (an older server)
-// stays as it is: requests take uuids too.
+// name's key. An object without the name's key (a service being deleted,
+// whose spec is gone) has no reference either.
 func byName(fields object, refs ...[2]string) object {
 	for _, r := range refs {
 		name := fields.get(r[1])
 		fields = slices.DeleteFunc(fields, func(f field) bool { return f.key == r[1] })
-		if len(name) == 0 || string(name) == `""` || string(name) == "null" {
+		if name == nil {
 			continue
 		}
 		for i, f := range fields {

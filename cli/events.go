@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -27,28 +26,20 @@ func eventsPath(service string) string {
 }
 
 // Events lists every event of a service (of all when service is ""),
-// newest first, and the raw answer. supported is false on a server
-// without events.
-func (c *Client) Events(ctx context.Context, service string) (events []Event, raw []byte, supported bool, err error) {
+// newest first, and the raw answer.
+func (c *Client) Events(ctx context.Context, service string) (events []Event, raw []byte, err error) {
 	items, err := c.listAll(ctx, eventsPath(service))
-	if routeMissing(err) {
-		return nil, nil, false, nil
-	}
 	if err != nil {
-		return nil, nil, true, err
+		return nil, nil, err
 	}
 	raw = jsonArray(items, func(r json.RawMessage) json.RawMessage { return r })
-	return events, raw, true, json.Unmarshal(raw, &events)
+	return events, raw, json.Unmarshal(raw, &events)
 }
 
-// LastEvents lists a service's newest n events, newest first. supported
-// is false on a server without events.
-func (c *Client) LastEvents(ctx context.Context, service string, n int) (events []Event, supported bool, err error) {
+// LastEvents lists a service's newest n events, newest first.
+func (c *Client) LastEvents(ctx context.Context, service string, n int) (events []Event, err error) {
 	_, err = c.getJSON(ctx, withQuery(eventsPath(service), "limit", fmt.Sprint(n)), &events)
-	if routeMissing(err) {
-		return nil, false, nil
-	}
-	return events, err == nil, err
+	return events, err
 }
 
 // eventAge is kubectl's AGE of an event: "5m", or "5m (x3 over 2h)" for
@@ -87,12 +78,9 @@ With --service, only that service's; describe service ends with them as well.
 			if err != nil {
 				return err
 			}
-			events, raw, supported, err := client.Events(cmd.Context(), svc)
+			events, raw, err := client.Events(cmd.Context(), svc)
 			if err != nil {
 				return err
-			}
-			if !supported {
-				return &ExitError{Code: ExitOther, Err: errors.New("this server keeps no events (an older svcbridge)")}
 			}
 			w := cmd.OutOrStdout()
 			if out.format != "" {
@@ -127,13 +115,10 @@ const describeEvents = 20
 // events ends describe service, as kubectl's Events: the last
 // describeEvents, oldest first.
 func (d describer) events(ctx context.Context, service string, now time.Time) error {
-	events, supported, err := d.c.LastEvents(ctx, service, describeEvents)
+	events, err := d.c.LastEvents(ctx, service, describeEvents)
 	switch {
 	case err != nil:
 		return err
-	case !supported:
-		d.field("Events", "not reported by this server")
-		return nil
 	case len(events) == 0:
 		d.field("Events", "<none>")
 		return nil

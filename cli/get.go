@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -282,7 +281,7 @@ func serviceHeader(wide bool) []string {
 func serviceRow(s Service, wide bool, now time.Time) []string {
 	row := []string{s.Name, s.Type, backend(s), fmt.Sprint(s.BridgePort), endpoint(s), status(s), age(s.CreatedAt, now)}
 	if wide {
-		row = append(row, strings.Join(s.Tags, ","), bridge(s),
+		row = append(row, strings.Join(s.Tags, ","), s.DefaultBridgeName,
 			fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
 	}
 	return row
@@ -409,7 +408,7 @@ func agentHeader(wide bool) []string {
 func agentRow(a Agent, wide bool, now time.Time) []string {
 	row := []string{a.Name, a.RouterMode, a.Host, yesNo(a.DefaultRouter), strings.Join(a.Tags, ","), age(a.CreatedAt, now)}
 	if wide {
-		row = append(row, a.UUID, strings.Join(upstreamRouters(a), ","))
+		row = append(row, a.UUID, strings.Join(a.UpstreamRouterNames, ","))
 	}
 	return row
 }
@@ -423,7 +422,7 @@ func microserviceHeader(wide bool) []string {
 }
 
 func microserviceRow(m Microservice, wide bool, now time.Time) []string {
-	row := []string{m.Application + "/" + m.Name, cmp.Or(m.AgentName, m.Agent), yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
+	row := []string{m.Application + "/" + m.Name, m.AgentName, yesNo(m.HostNetworkMode), age(m.CreatedAt, now)}
 	if wide {
 		row = append(row, m.UUID)
 	}

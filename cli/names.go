@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,7 +68,7 @@ func (inv *inventory) msUUID(ref string) (string, bool) {
 // it: orders/checkout:8080 (a microservice), fog-a:22 (an agent),
 // 203.0.113.10:443.
 func backend(s Service) string {
-	return cmp.Or(s.ResourceName, s.Resource) + ":" + strconv.Itoa(s.TargetPort)
+	return s.ResourceName + ":" + strconv.Itoa(s.TargetPort)
 }
 
 // backendLong is backend with where it runs, for describe.
@@ -84,19 +83,6 @@ func (inv *inventory) backendLong(s Service) string {
 		return fmt.Sprintf("agent %s (%s), port %d", inv.agentName(s.Resource), s.Resource, s.TargetPort)
 	}
 	return fmt.Sprintf("%s %s, port %d", s.Type, s.Resource, s.TargetPort)
-}
-
-// bridge names a service's defaultBridge, as the server names it (an
-// older server does not: its uuid).
-func bridge(s Service) string { return cmp.Or(s.DefaultBridgeName, s.DefaultBridge) }
-
-// upstreamRouters names an agent's upstream routers, as the server names
-// them (an older server does not: their uuids).
-func upstreamRouters(a Agent) []string {
-	if len(a.UpstreamRouterNames) == len(a.UpstreamRouters) {
-		return a.UpstreamRouterNames
-	}
-	return a.UpstreamRouters
 }
 
 // endpoint is where clients connect: host:servicePort.

@@ -118,7 +118,8 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	if err != nil {
 		return v, err
 	}
-	// Best effort: an older server does not report its workers.
+	// Best effort: /readyz answers 503 only while the store does not
+	// answer, which the reads above would have met first.
 	if r, err := c.Readyz(ctx); err == nil && r.Worker != "ok" {
 		v.Worker = r.Worker
 		v.noWorker = r.Pollers != nil && *r.Pollers == 0

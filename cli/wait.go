@@ -191,19 +191,14 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 // router side reported, or, without one, as the agent acknowledged), and no
 // agent it no longer selects still holds one. A router that refused the
 // listener or cannot serve it ends the wait (err), naming the agent and the
-// router's reason; state names the agents still to go, and why. A server
-// that reports no distribution cannot tell.
+// router's reason; state names the agents still to go, and why.
 func rolledOut(s Service) (done bool, state string, err error) {
-	if !s.HasDistribution {
-		return false, "", &ExitError{Code: ExitOther, Err: errors.New("this server does not report distributions: --wait=rollout cannot tell; use --wait")}
-	}
 	var refused, waiting []string
 	for _, e := range s.Distribution {
-		wanted := e.Wanted == nil || *e.Wanted
-		switch r := rolloutOf(e); {
-		case !wanted && e.Listening:
+		switch r := e.Rollout; {
+		case !wanted(e.Wanted) && e.Listening:
 			waiting = append(waiting, e.AgentName+" (still to drop its listener)")
-		case !wanted:
+		case !wanted(e.Wanted):
 		case !e.Listening:
 			waiting = append(waiting, e.AgentName+" (listener not written yet)")
 		case r == routerconfig.RolloutFailed:
@@ -257,10 +252,8 @@ func progressOf(s Service) string {
 	} else {
 		fmt.Fprintf(&b, "reconciling generation %d (observed %d, %s)", s.Generation, s.ObservedGeneration, s.ProvisioningStatus)
 	}
-	if s.HasDistribution {
-		n, m := s.Agents()
-		fmt.Fprintf(&b, ", %d/%d agents listening", n, m)
-	}
+	n, m := s.Agents()
+	fmt.Fprintf(&b, ", %d/%d agents listening", n, m)
 	if e := s.ErrorText(); e != "" && s.ProvisioningStatus == "failed" {
 		b.WriteString(": " + e)
 	}
@@ -278,10 +271,8 @@ func readyDetail(s Service) string {
 	if ep := endpoint(s); ep != "" {
 		parts = append(parts, "endpoint "+ep)
 	}
-	if s.HasDistribution {
-		n, m := s.Agents()
-		parts = append(parts, fmt.Sprintf("%d/%d agents listening", n, m))
-	}
+	n, m := s.Agents()
+	parts = append(parts, fmt.Sprintf("%d/%d agents listening", n, m))
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 

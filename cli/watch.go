@@ -85,9 +85,6 @@ func (c *Client) watchOnce(ctx context.Context, path string, key func(json.RawMe
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return c.apiError(resp.StatusCode, http.MethodGet, path, body)
 	}
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/jsonl") {
-		return &ExitError{Code: ExitOther, Err: errors.New("this server cannot watch: it answered the list, not a watch")}
-	}
 	initial := map[string]bool{} // keys of the stream's initial state, until its BOOKMARK
 	first := len(seen) == 0      // the first stream: its BOOKMARK goes to fn
 	lines := bufio.NewScanner(resp.Body)

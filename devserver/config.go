@@ -79,8 +79,9 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// the store at every use as the Temporal CLI's dev server does
 		// (system.forceSearchAttributesCacheRefreshOnRead): that bypass cost
 		// a twelfth of a fill's CPU time and queued its reads with the
-		// history writes on the store's one connection. Attributes added at
-		// start are waited for instead (waitFrontendAndEnsureAttrs).
+		// history writes on the store's one connection. The namespace holds
+		// its attributes before the server starts (prepareSQLite), so the
+		// caches' first read has them.
 		dynamicconfig.NamespaceCacheRefreshInterval.Key(): namespaceRefresh,
 		// Raise the persistence rate limits as the CLI does (same 2:9 ratio
 		// as the defaults): a fill makes thousands of calls a second.

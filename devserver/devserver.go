@@ -172,7 +172,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	if err := waitFrontendAndEnsureAttrs(ctx, frontend, o.Namespace, o.Logger); err != nil {
+	if err := waitFrontend(ctx, frontend, o.Namespace, o.Logger); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}

@@ -21,9 +21,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"go.temporal.io/server/common/config"
-	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
-	sqliteschema "go.temporal.io/server/schema/sqlite"
 )
 
 const (
@@ -299,37 +296,6 @@ func TestInMemory(t *testing.T) {
 	}
 	runGreet(t, s, "mem-1")
 	requireCompleted(t, dial(t, s), "mem-1")
-}
-
-// A DataDir whose namespace was created without svcbridge's attributes
-// (CreateNamespaces never updates an existing namespace) gets them at start.
-// Made before visibility had a file of its own, it keeps visibility in
-// temporal.db, where its old workflows are listed.
-func TestAddsSearchAttributeToExistingNamespace(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	cfg := &config.SQL{
-		PluginName:        sqliteplugin.PluginName,
-		DatabaseName:      filepath.Join(dir, dbFileName),
-		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "1"},
-	}
-	if err := sqliteschema.SetupSchema(cfg); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := sqliteschema.NewNamespaceConfig(clusterName, "default", false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqliteschema.CreateNamespaces(cfg, ns); err != nil {
-		t.Fatal(err)
-	}
-
-	s := start(t, Options{DataDir: dir, UIPort: -1})
-	runGreet(t, s, "old-ns-1") // fails if an attribute is not registered
-	waitCount(t, dial(t, s), s.Namespace(), statusAttr+` = "ready"`, 1)
-	if _, err := os.Stat(filepath.Join(dir, visibilityFileName)); err == nil {
-		t.Errorf("an old DataDir got a new visibility database, which lacks its old workflows")
-	}
 }
 
 // A taken port is an error from Start, not a crash inside the server.

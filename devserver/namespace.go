@@ -2,14 +2,11 @@ package devserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 )
@@ -22,12 +19,9 @@ func searchAttrs() map[string]enumspb.IndexedValueType {
 	}
 }
 
-// waitFrontendAndEnsureAttrs waits until the frontend answers, then makes
-// sure the namespace has svcbridge's search attributes: a namespace created
-// by an older DataDir may predate them, and CreateNamespaces never updates
-// one.
-func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string, logger *slog.Logger) error {
-	var c client.Client
+// waitFrontend waits until the frontend answers. The namespace holds
+// svcbridge's search attributes from its creation (prepareSQLite).
+func waitFrontend(ctx context.Context, frontend, namespace string, logger *slog.Logger) error {
 	var lastErr error
 	for {
 		attemptCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -38,12 +32,11 @@ func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string,
 		})
 		if err == nil {
 			_, err = cl.CheckHealth(attemptCtx, &client.CheckHealthRequest{})
+			cl.Close()
 			if err == nil {
 				cancel()
-				c = cl
-				break
+				return nil
 			}
-			cl.Close()
 		}
 		cancel()
 		lastErr = err
@@ -51,49 +44,6 @@ func waitFrontendAndEnsureAttrs(ctx context.Context, frontend, namespace string,
 			return fmt.Errorf("devserver: frontend %s not ready: %w (last error: %v)", frontend, err, lastErr)
 		}
 	}
-	defer c.Close()
-
-	ops := c.OperatorService()
-	resp, err := ops.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("devserver: listing search attributes: %w", err)
-	}
-	missing := searchAttrs()
-	for name := range resp.GetCustomAttributes() {
-		delete(missing, name)
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = ops.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: namespace, SearchAttributes: missing,
-	})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("devserver: adding search attributes: %w", err)
-	}
-	// Each service's namespace cache learns them at its next refresh: once
-	// the frontend's lists them, one more interval covers the others', so
-	// no workflow fails to set one.
-	for {
-		resp, err := ops.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-		if err != nil {
-			return fmt.Errorf("devserver: listing search attributes: %w", err)
-		}
-		listed := 0
-		for name := range missing {
-			if _, ok := resp.GetCustomAttributes()[name]; ok {
-				listed++
-			}
-		}
-		if listed == len(missing) {
-			break
-		}
-		if err := sleep(ctx, namespaceRefresh/4); err != nil {
-			return fmt.Errorf("devserver: waiting for the search attributes added: %w", err)
-		}
-	}
-	return sleep(ctx, namespaceRefresh)
 }
 
 // sleep waits d, or until ctx ends.

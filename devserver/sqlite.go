@@ -23,8 +23,7 @@ import (
 // Visibility has a database of its own because the SQLite plugin gives each
 // database one connection for the whole server: in one file, every
 // visibility write (a fifth of the server's work) queued with the history
-// writes a reconcile waits for. A DataDir made before keeps its visibility
-// records in temporal.db, where the Web UI finds them.
+// writes a reconcile waits for.
 func prepareSQLite(o Options) (store, visibility *config.SQL, err error) {
 	if o.DataDir == "" {
 		// A shared-cache memory database is global to the process by name,
@@ -39,24 +38,11 @@ func prepareSQLite(o Options) (store, visibility *config.SQL, err error) {
 		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("devserver: data dir: %w", err)
 		}
-		path := filepath.Join(o.DataDir, dbFileName)
-		fresh, err := freshFile(path)
-		if err != nil {
+		if store, err = fileDB(filepath.Join(o.DataDir, dbFileName)); err != nil {
 			return nil, nil, err
 		}
-		if store, err = fileDB(path, fresh); err != nil {
+		if visibility, err = fileDB(filepath.Join(o.DataDir, visibilityFileName)); err != nil {
 			return nil, nil, err
-		}
-		visibility = store
-		path = filepath.Join(o.DataDir, visibilityFileName)
-		freshVis, err := freshFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if fresh || !freshVis {
-			if visibility, err = fileDB(path, freshVis); err != nil {
-				return nil, nil, err
-			}
 		}
 		if err := dropUnusedVisibilityIndexes(visibility.DatabaseName); err != nil {
 			return nil, nil, err
@@ -75,22 +61,15 @@ func prepareSQLite(o Options) (store, visibility *config.SQL, err error) {
 	return store, visibility, nil
 }
 
-// freshFile tells whether path does not exist yet.
-func freshFile(path string) (bool, error) {
-	_, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("devserver: %w", err)
-	}
-	return false, nil
-}
-
 // fileDB is the config of the SQLite file at path, whose schema it sets up
-// when the file is fresh. The schema holds both stores' tables; each file
-// uses its own.
-func fileDB(path string, fresh bool) (*config.SQL, error) {
+// when the file does not exist yet. The schema holds both stores' tables;
+// each file uses its own.
+func fileDB(path string) (*config.SQL, error) {
+	_, err := os.Stat(path)
+	fresh := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !fresh {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
 	cfg := &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: path, ConnectAttributes: map[string]string{
 		"mode": "rwc",
 		// WAL with synchronous=NORMAL is several times faster than the

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"svcbridge/service"
 	"svcbridge/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 const SourceTagPrefix = "service.datasance.com/tag"
 
 // DefaultRouterName is how the reference names the default router among
-// an agent's upstream routers and as a service's defaultBridge.
+// an agent's upstream routers.
 const DefaultRouterName = "default-router"
 
 // SourceAgent is an item of the reference's GET /api/v3/iofog-list, the
@@ -120,14 +121,9 @@ type Microservice struct {
 	HostNetworkMode                    bool
 }
 
-// Service is a service as svcbridge is to hold it.
-type Service struct {
-	Name, Type, Resource, DefaultBridge string
-	TargetPort                          int
-	Tags                                []string
-	ServicePort                         *int
-	K8sType                             *string
-}
+// Service is a service as svcbridge is to hold it: its spec, defaults
+// applied (Spec.WithDefaults).
+type Service = service.Spec
 
 // Port is a service's bridge port: the source's and svcbridge's.
 type Port struct {
@@ -163,28 +159,6 @@ type Plan struct {
 	Services      []ServiceStep
 	// Notes say what applies to every object (the tag prefix).
 	Notes []string
-}
-
-// Conflicts counts the steps in conflict.
-func (p Plan) Conflicts() int {
-	n := 0
-	for _, s := range p.Agents {
-		n += isConflict(s.Action)
-	}
-	for _, s := range p.Microservices {
-		n += isConflict(s.Action)
-	}
-	for _, s := range p.Services {
-		n += isConflict(s.Action)
-	}
-	return n
-}
-
-func isConflict(a Action) int {
-	if a == Conflict {
-		return 1
-	}
-	return 0
 }
 
 // MapTag is an agent tag of the source as svcbridge holds it: a tag of the
@@ -440,8 +414,8 @@ func planServices(src, dst []wire.Service, agents, microservices map[string]bool
 		used[p] = true
 	}
 	for i, s := range src {
-		want := Service{Name: s.Name, Type: s.Type, Resource: s.Resource, DefaultBridge: cmp.Or(s.DefaultBridge, DefaultRouterName),
-			TargetPort: s.TargetPort, Tags: append([]string{}, s.Tags...), ServicePort: s.ServicePort, K8sType: s.K8sType}
+		want := Service{Name: s.Name, Type: s.Type, Resource: s.Resource, DefaultBridge: s.DefaultBridge,
+			TargetPort: s.TargetPort, Tags: append([]string{}, s.Tags...), ServicePort: s.ServicePort, K8sType: s.K8sType}.WithDefaults()
 		steps[i] = ServiceStep{Step: Step[Service]{Name: s.Name, Object: want}}
 		step := &steps[i]
 		if h, ok := have[s.Name]; ok {
@@ -520,7 +494,7 @@ func dependencyConflict(s Service, agents, microservices map[string]bool) string
 		return fmt.Sprintf("its microservice %s is neither in the source nor in svcbridge", s.Resource)
 	case s.Type == "agent" && !agents[s.Resource]:
 		return fmt.Sprintf("its agent %s is neither in the source nor in svcbridge", s.Resource)
-	case s.DefaultBridge != DefaultRouterName && !agents[s.DefaultBridge]:
+	case s.DefaultBridge != service.DefaultBridge && !agents[s.DefaultBridge]:
 		return fmt.Sprintf("its defaultBridge %s is neither in the source nor in svcbridge", s.DefaultBridge)
 	}
 	return ""

@@ -4,8 +4,7 @@
 // so that a client pulls in nothing of the server.
 //
 // Field order is the order the API has always sent; keep it. A pointer
-// marks a value that is null when unset, or one that older servers did
-// not send, which a client must tell from false.
+// marks a value that is null when unset.
 package wire
 
 import (
@@ -61,13 +60,12 @@ type Service struct {
 	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
 	CreatedAt                time.Time `json:"createdAt"`
 	UpdatedAt                time.Time `json:"updatedAt"`
-	// Placement is always sent; nil from servers that predate it.
+	// Placement is always sent (a DeletingService has none).
 	Placement *Placement `json:"placement"`
 	// ResourceName and DefaultBridgeName are resource and defaultBridge as
 	// people write them, and as a request takes them: a microservice's
 	// application/name, an agent's name (its uuid once no agent has it);
-	// a k8s or external resource and default-router as they are. Empty
-	// from servers that predate them.
+	// a k8s or external resource and default-router as they are.
 	ResourceName      string `json:"resourceName"`
 	DefaultBridgeName string `json:"defaultBridgeName"`
 	WorkflowRef
@@ -127,7 +125,7 @@ type DistributionEntry struct {
 	Listening bool `json:"listening"`
 	// Wanted: the current tags (or the hub role) select the agent. Wanted
 	// and not listening is a pending add; listening and not wanted a
-	// pending removal. Always sent; nil from servers that predate it.
+	// pending removal. Always sent.
 	Wanted *bool `json:"wanted"`
 	// Reason is the agent tag that selects the service, "hub" for the
 	// router that holds its hub listener, "" when nothing selects it now.
@@ -214,8 +212,7 @@ type Agent struct {
 	UpstreamRouters []string  `json:"upstreamRouters"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
-	// UpstreamRouterNames are UpstreamRouters' names, in their order; nil
-	// from servers that predate them.
+	// UpstreamRouterNames are UpstreamRouters' names, in their order.
 	UpstreamRouterNames []string `json:"upstreamRouterNames"`
 	// Router is what the agent's router side (svcbridge router-sync) last
 	// reported of its router; absent when it never reported.
@@ -263,7 +260,7 @@ type Microservice struct {
 	HostNetworkMode bool      `json:"hostNetworkMode"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
-	// AgentName is Agent's name; empty from servers that predate it.
+	// AgentName is Agent's name.
 	AgentName string `json:"agentName"`
 	// The reference controller's fields, so that ioFog clients read
 	// svcbridge's answer as they read the reference's.
@@ -317,8 +314,8 @@ type Status struct {
 
 // Versions is Status's versions. Controller is the ioFog API version
 // svcbridge implements (buildinfo.IofogAPIVersion, N.N.N), which ioFog
-// clients check; Svcbridge is svcbridge's own build version, absent from
-// servers that reported it as Controller.
+// clients check; Svcbridge is svcbridge's own build version
+// (buildinfo.Version).
 type Versions struct {
 	Controller string `json:"controller"`
 	Svcbridge  string `json:"svcbridge,omitempty"`

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"svcbridge/wire"
+)
+
+// TestServiceUnchanged: apply reads a Service document as the server
+// does (the defaultBridge default, names for the uuids stored, the remote
+// control plane's servicePort), spec.kubernetes included.
+func TestServiceUnchanged(t *testing.T) {
+	k8s := func(s string) *string { return &s }
+	port := func(p int) *int { return &p }
+	stored := func(edit func(*wire.Service)) Service {
+		s := wire.Service{Name: "checkout", Tags: []string{"checkout"}, Type: "microservice", Resource: "ms-uuid",
+			ResourceName: "orders/checkout", TargetPort: 8080, DefaultBridge: "default-router", DefaultBridgeName: "default-router",
+			BridgePort: 10024, ServicePort: port(80), K8sType: k8s("LoadBalancer"),
+			Kubernetes: json.RawMessage(`{"loadBalancerSourceRanges":["10.0.0.0/8"]}`)}
+		if edit != nil {
+			edit(&s)
+		}
+		return Service{Service: s}
+	}
+	// doc is the document of stored(nil), with more spec fields.
+	doc := func(more string) string {
+		return "kind: Service\nmetadata: {name: checkout, tags: [checkout]}\n" +
+			"spec: {type: microservice, resource: orders/checkout, targetPort: 8080, servicePort: 80, k8sType: LoadBalancer,\n" +
+			"  kubernetes: {loadBalancerSourceRanges: [10.0.0.0/8]}" + more + "}\n"
+	}
+	remote := func(s *wire.Service) { s.ServicePort, s.K8sType, s.Kubernetes = port(10024), nil, nil }
+	for _, c := range []struct {
+		name      string
+		doc       string
+		cur       Service
+		unchanged bool
+	}{
+		{"as stored, resource by name, defaultBridge by default", doc(""), stored(nil), true},
+		{"resource by uuid", strings.Replace(doc(", defaultBridge: default-router"), "orders/checkout", "ms-uuid", 1), stored(nil), true},
+		{"another resource", strings.Replace(doc(""), "orders/checkout", "orders/billing", 1), stored(nil), false},
+		{"defaultBridge by name", doc(", defaultBridge: hub"), stored(func(s *wire.Service) { s.DefaultBridge, s.DefaultBridgeName = "hub-uuid", "hub" }), true},
+		{"another defaultBridge", doc(", defaultBridge: hub"), stored(nil), false},
+		{"spec.kubernetes changed", doc(""), stored(func(s *wire.Service) { s.Kubernetes = json.RawMessage(`{"loadBalancerSourceRanges":["192.0.2.0/24"]}`) }), false},
+		{"spec.kubernetes added", doc(""), stored(func(s *wire.Service) { s.Kubernetes = nil }), false},
+		{"targetPort changed", doc(""), stored(func(s *wire.Service) { s.TargetPort = 9090 }), false},
+		{"tags changed", doc(""), stored(func(s *wire.Service) { s.Tags = nil }), false},
+		{"remote: servicePort is the bridge port", `kind: Service
+metadata: {name: checkout, tags: [checkout]}
+spec: {type: microservice, resource: orders/checkout, targetPort: 8080, servicePort: 80}
+`, stored(remote), true},
+		{"not a Service document the server reads", "kind: Service\nmetadata: {name: checkout}\nspec: {targetPort: x}\n", stored(nil), false},
+	} {
+		docs, err := splitDocuments("f.yaml", []byte(c.doc))
+		if err != nil || len(docs) != 1 {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := serviceUnchanged(docs[0], c.cur); got != c.unchanged {
+			t.Errorf("%s: unchanged %v, want %v", c.name, got, c.unchanged)
+		}
+	}
+}
+
+// TestCheckDryRun: a dry run is sent to svcbridge only; another server
+// (the reference controller serves the same write routes) would ignore
+// ?dryRun= and write.
+func TestCheckDryRun(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		header bool
+		status int
+		ok     bool
+	}{
+		{"svcbridge", true, http.StatusOK, true},
+		{"svcbridge answering an error", true, http.StatusServiceUnavailable, true},
+		{"another server", false, http.StatusOK, false},
+		{"another server without /healthz", false, http.StatusNotFound, false},
+	} {
+		var paths []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			paths = append(paths, r.Method+" "+r.URL.Path)
+			if c.header {
+				w.Header().Set("X-Svcbridge-Version", "devel")
+			}
+			w.WriteHeader(c.status)
+		}))
+		err := (&Client{Server: srv.URL}).CheckDryRun(context.Background())
+		srv.Close()
+		if (err == nil) != c.ok || (!c.ok && ExitCode(err) != ExitOther) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if len(paths) != 1 || paths[0] != "GET /healthz" {
+			t.Errorf("%s: requests %q", c.name, paths)
+		}
+	}
+}
