@@ -48,15 +48,17 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range selected {
-			by[a.UUID] = &wire.DistributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: new(true), Reason: a.Tag}
-		}
 		hub, err := hubAgent(ctx, tx, svc)
 		if err != nil {
 			return nil, err
 		}
+		for _, a := range selected {
+			reason := s.Tags.ListenReason(a.Tags, svc.Tags, hub != nil && a.UUID == hub.UUID)
+			by[a.UUID] = &wire.DistributionEntry{Agent: a.UUID, AgentName: a.Name, Wanted: new(true), Reason: reason}
+		}
 		if hub != nil && by[hub.UUID] == nil {
-			by[hub.UUID] = &wire.DistributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: new(true), Reason: service.ReasonHub}
+			reason := s.Tags.ListenReason(hub.Tags, svc.Tags, true)
+			by[hub.UUID] = &wire.DistributionEntry{Agent: hub.UUID, AgentName: hub.Name, Wanted: new(true), Reason: reason}
 		}
 	}
 	listening, err := tx.ServiceListeners(ctx, svc.Name)
@@ -141,10 +143,9 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 			return nil, err
 		}
 		for _, w := range wanted {
-			reason := service.ReasonHub
-			if w.Reason != service.ReasonHub {
-				reason = s.selectingTag(a.Tags, carried[w.Service])
-			}
+			// Of the service's tags, only those a's tokens name can make
+			// a's tags select it: carried holds those.
+			reason := s.Tags.ListenReason(a.Tags, carried[w.Service], w.Hub)
 			port := w.BridgePort
 			by[w.Service] = &wire.AgentService{Service: w.Service, BridgePort: &port, Reason: reason, Wanted: new(true)}
 		}
@@ -174,18 +175,6 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Service < out[j].Service })
 	return out, nil
-}
-
-// selectingTag is the first of agentTags that selects a service carrying
-// the distribution tokens serviceTokens: `<prefix>: all`, or the tag of a
-// token the service carries.
-func (s *Server) selectingTag(agentTags, serviceTokens []string) string {
-	for _, tag := range agentTags {
-		if s.Tags.Selects([]string{tag}, serviceTokens) {
-			return tag
-		}
-	}
-	return ""
 }
 
 // Reason codes the preview adds to service.TagRule.Explain's.

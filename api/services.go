@@ -258,7 +258,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 				return err
 			}
 			svc.BridgePort = port
-			s.applyControlPlane(&svc, placement)
+			svc = svc.WithPlacement(placement, s.ControlPlane)
 			// InsertService sets svc as stored, so the answer equals a
 			// later GET.
 			if err := tx.InsertService(ctx, &svc); err != nil {
@@ -343,20 +343,6 @@ func (s *Server) createSlot(f func() error) error {
 	return f()
 }
 
-// applyControlPlane stores the placement and sets what the remote control
-// plane assigns: the service port is the bridge port and the endpoint is
-// the hub's host.
-func (s *Server) applyControlPlane(svc *service.Service, p service.Placement) {
-	svc.Placement = p
-	if s.ControlPlane.Kubernetes() {
-		return
-	}
-	port := svc.BridgePort
-	svc.ServicePort = &port
-	svc.K8sType = nil
-	svc.ServiceEndpoint = p.Endpoint
-}
-
 func (s *Server) updateServiceJSON(c *gin.Context) {
 	p, ok := jsonDocument(c, service.DecodeJSON)
 	if !ok {
@@ -409,8 +395,8 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		spec := desired(old.Spec).WithDefaults()
 		// A client may name the bridge agent the service stores by uuid.
 		if spec.DefaultBridge != service.DefaultBridge && spec.DefaultBridge != old.DefaultBridge {
-			if a, err := tx.GetAgent(ctx, spec.DefaultBridge); err == nil && a.UUID == old.DefaultBridge {
-				spec.DefaultBridge = a.UUID
+			if uuid, err := tx.AgentUUID(ctx, spec.DefaultBridge); err == nil && uuid == old.DefaultBridge {
+				spec.DefaultBridge = uuid
 			}
 		}
 		// Immutables first, as in the reference: a changed type or bridge
@@ -427,7 +413,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		}
 		svc = old
 		svc.Spec = spec
-		s.applyControlPlane(&svc, placement)
+		svc = svc.WithPlacement(placement, s.ControlPlane)
 		if unchanged = service.SameSpec(old.Spec, svc.Spec); unchanged {
 			svc = old
 		} else {
@@ -534,13 +520,14 @@ func (s *Server) reconcileService(c *gin.Context) {
 }
 
 // resolve checks a spec against the inventory at request time and rewrites
-// resource and defaultBridge to the uuids they are stored as. It returns
-// where the service's objects will go.
+// resource and defaultBridge to the uuids they are stored as. It only turns
+// the names into uuids: what service.Place decides from is read by the
+// store's one placement loader, as a reconcile reads it. It returns where
+// the service's objects will go.
 func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) (service.Placement, error) {
-	in := service.PlacementInput{ControlPlane: s.ControlPlane}
 	switch spec.Type {
 	case service.TypeMicroservice:
-		ms, err := tx.FindMicroservice(ctx, spec.Resource)
+		uuid, err := tx.MicroserviceUUID(ctx, spec.Resource)
 		if errors.Is(err, store.ErrNotFound) {
 			kind := "UUID"
 			if strings.Contains(spec.Resource, "/") {
@@ -551,39 +538,32 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 		if err != nil {
 			return service.Placement{}, err
 		}
-		spec.Resource = ms.UUID
-		agent, err := tx.AgentByUUID(ctx, ms.AgentUUID)
-		if err != nil {
-			return service.Placement{}, err
-		}
-		in.Backend = &agent
+		spec.Resource = uuid
 	case service.TypeAgent:
-		agent, err := tx.GetAgent(ctx, spec.Resource)
+		uuid, err := tx.AgentUUID(ctx, spec.Resource)
 		if errors.Is(err, store.ErrNotFound) {
 			return service.Placement{}, badRequest("Invalid ioFog UUID '%s'", spec.Resource)
 		}
 		if err != nil {
 			return service.Placement{}, err
 		}
-		spec.Resource = agent.UUID
-		in.Backend = &agent
+		spec.Resource = uuid
 	}
+	// A bridge no agent answers to stays as the client named it, for
+	// Place to quote.
+	svc := service.Service{Spec: *spec}
 	if spec.DefaultBridge != service.DefaultBridge {
-		bridge, err := tx.GetAgent(ctx, spec.DefaultBridge)
+		uuid, err := tx.AgentUUID(ctx, spec.DefaultBridge)
 		if err == nil {
-			in.Bridge = &bridge
+			svc.DefaultBridge = uuid
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return service.Placement{}, err
 		}
 	}
-	hub, err := tx.DefaultRouter(ctx)
-	if err == nil {
-		in.DefaultRouter = &hub
-	} else if !errors.Is(err, store.ErrNotFound) {
+	in, err := tx.PlacementInput(ctx, svc, s.ControlPlane)
+	if err != nil {
 		return service.Placement{}, err
 	}
-	// Place quotes the bridge as the client named it; it is stored by uuid.
-	in.Service = service.Service{Spec: *spec}
 	p, err := service.Place(in)
 	if err != nil {
 		return p, err
@@ -602,8 +582,7 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 	} else if err != nil {
 		return p, err
 	}
-	if in.Bridge != nil {
-		spec.DefaultBridge = in.Bridge.UUID
-	}
+	// Placed, a custom bridge was found: it is stored by uuid.
+	spec.DefaultBridge = svc.DefaultBridge
 	return p, nil
 }

@@ -45,11 +45,12 @@ var ErrIncompleteService = errors.New("servicePort and k8sType are required on t
 
 // PlanService decides the change to the Kubernetes Service of service name
 // on the Kubernetes control plane, given the service (nil when deleted)
-// and the live Service of that name (nil when none). A k8s service, whose
-// backend is in the cluster already, and a deleted one get none: ours is
-// deleted, a foreign one left alone. Every other type gets BuildService's.
+// and the live Service of that name (nil when none). A service that gets
+// a Kubernetes Service (service.GetsKubernetesService) gets
+// BuildService's; a deleted one and one that gets none (type k8s) get
+// none: ours is deleted, a foreign one left alone.
 func PlanService(cfg Config, name string, svc *service.Service, live *corev1.Service) (ServiceChange, error) {
-	if svc == nil || svc.Type == service.TypeK8s {
+	if svc == nil || !service.GetsKubernetesService(svc.Type, service.ControlPlaneKubernetes) {
 		return diffService(cfg, nil, live), nil
 	}
 	if svc.ServicePort == nil || svc.K8sType == nil {

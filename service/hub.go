@@ -12,17 +12,15 @@ type HubPairs struct {
 }
 
 // PlanHubPairs decides the hub ConfigMap's pairs of service name (svc nil
-// when it is deleted): its listener, and the connector of a k8s or
-// external service, whose backend the hub router reaches; the connector
-// of a microservice or agent is on the backend's own router. A deleted
-// service leaves neither.
+// when it is deleted): its listener, and its connector when that sits on
+// the hub (ConnectorOnHub). A deleted service leaves neither.
 func PlanHubPairs(name string, svc *Service) HubPairs {
 	if svc == nil {
 		return HubPairs{RemoveListeners: []string{routerconfig.ListenerName(name)},
 			RemoveConnectors: []string{routerconfig.ConnectorName(name)}}
 	}
 	p := HubPairs{Listeners: []routerconfig.Listener{Listener(name, svc.BridgePort)}}
-	if svc.Type == TypeK8s || svc.Type == TypeExternal {
+	if ConnectorOnHub(svc.Type) {
 		p.Connectors = []routerconfig.Connector{Connector(name, svc.TargetPort, Backend{Type: svc.Type, Resource: svc.Resource})}
 	} else {
 		p.RemoveConnectors = []string{routerconfig.ConnectorName(name)}

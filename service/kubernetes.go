@@ -84,6 +84,15 @@ var (
 		"app.kubernetes.io/managed-by", "app.kubernetes.io/instance"}
 )
 
+// GetsKubernetesService reports whether a service of type typ gets a
+// Kubernetes Service of its own on control plane cp: on the Kubernetes
+// control plane, every type but k8s, whose backend is in the cluster
+// already. It is what spec.kubernetes, servicePort and k8sType configure
+// and what the tags' annotations go on.
+func GetsKubernetesService(typ string, cp ControlPlane) bool {
+	return cp.Kubernetes() && typ != TypeK8s
+}
+
 // KubernetesPatch is spec.kubernetes as a request gave it: each key given,
 // with its raw value (null removes that option). Present with no fields
 // and Null set means the whole block was null.

@@ -254,3 +254,24 @@ func TestKubernetesPatchApply(t *testing.T) {
 		}
 	}
 }
+
+func TestGetsKubernetesService(t *testing.T) {
+	for _, c := range []struct {
+		typ   string
+		plane ControlPlane
+		gets  bool
+	}{
+		{TypeMicroservice, ControlPlaneKubernetes, true},
+		{TypeAgent, ControlPlaneKubernetes, true},
+		{TypeExternal, ControlPlaneKubernetes, true},
+		{TypeK8s, ControlPlaneKubernetes, false}, // its backend is in the cluster already
+		{TypeMicroservice, "Kubernetes", true},   // the setting's case does not matter
+		{TypeMicroservice, ControlPlaneRemote, false},
+		{TypeExternal, ControlPlaneRemote, false},
+		{TypeK8s, ControlPlaneRemote, false},
+	} {
+		if got := GetsKubernetesService(c.typ, c.plane); got != c.gets {
+			t.Errorf("GetsKubernetesService(%s, %s) = %v, want %v", c.typ, c.plane, got, c.gets)
+		}
+	}
+}

@@ -8,10 +8,10 @@ import (
 
 // PlacementInput is what decides where a service's objects go.
 type PlacementInput struct {
-	// Service is the service; its DefaultBridge is the reference as the
-	// client gave it (name or uuid) or as stored (uuid). Errors name the
-	// bridge agent by its name, and quote the reference only when no
-	// agent answers to it.
+	// Service is the service; its DefaultBridge is the bridge agent's
+	// uuid, or the reference as the client gave it when no agent answers
+	// to it. Errors name the bridge agent by its name, and quote the
+	// reference only when no agent answers to it.
 	Service      Service
 	ControlPlane ControlPlane
 	// Backend is the agent running the microservice, or the agent itself;
@@ -60,6 +60,34 @@ func (p Placement) SameSites(q Placement) bool {
 		p.BackendAgent == q.BackendAgent && p.BridgeAgent == q.BridgeAgent && p.OnDefaultRouter == q.OnDefaultRouter
 }
 
+// ConnectorOnHub reports whether the connector of a service of type typ
+// sits on the hub (the hub agent's router, or the hub ConfigMap on
+// Kubernetes), whose router reaches the backend itself: a k8s or an
+// external service's. A microservice's or an agent's connector sits on
+// the backend's own router, and only such a service can have a custom
+// defaultBridge.
+func ConnectorOnHub(typ string) bool {
+	return typ == TypeK8s || typ == TypeExternal
+}
+
+// WithPlacement is svc as stored with placement p on control plane cp:
+// the placement, and what the remote control plane assigns from it (the
+// service port is the bridge port, there is no k8sType, and clients reach
+// the service at the hub's host). On Kubernetes the spec's own service
+// port and k8sType stand, and the endpoint is the LoadBalancer's, found
+// by a reconcile.
+func (svc Service) WithPlacement(p Placement, cp ControlPlane) Service {
+	svc.Placement = p
+	if cp.Kubernetes() {
+		return svc
+	}
+	port := svc.BridgePort
+	svc.ServicePort = &port
+	svc.K8sType = nil
+	svc.ServiceEndpoint = p.Endpoint
+	return svc
+}
+
 // errNoRouter says why an agent cannot hold a service object.
 func errNoRouter(a *inventory.Agent) error {
 	return invalidf("Agent %s has routerMode none: a TCP bridge service requires a router on the agent", a.Name)
@@ -74,7 +102,7 @@ func Place(in PlacementInput) (Placement, error) {
 	s := in.Service
 	remote := !in.ControlPlane.Kubernetes()
 	customBridge := s.DefaultBridge != DefaultBridge
-	backendType := s.Type == TypeMicroservice || s.Type == TypeAgent
+	backendType := !ConnectorOnHub(s.Type)
 	var p Placement
 	if in.Backend != nil {
 		p.BackendAgent = in.Backend.UUID

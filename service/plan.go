@@ -11,11 +11,13 @@ import (
 	"svcbridge/routerconfig"
 )
 
-// ListenerWant is a service an agent's router should listen for, and why.
+// ListenerWant is a service an agent's router should listen for.
 type ListenerWant struct {
 	Service    string `db:"name"`
 	BridgePort int    `db:"bridge_port"`
-	Reason     string `db:"reason"`
+	// Hub says the router holds the service's hub listener, whatever its
+	// tags select (TagRule.ListenReason says why it listens).
+	Hub bool `db:"-"`
 }
 
 // ConnectorWant is a service whose connector belongs on an agent's router.
@@ -143,7 +145,3 @@ func (k heldKey) held() routerconfig.Held { return routerconfig.Held{Kind: k.Kin
 func compareHeld(a, b heldKey) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Service, b.Service))
 }
-
-// ReasonHub is why the hub router listens for a service: it holds the
-// service's hub listener (default router or defaultBridge).
-const ReasonHub = "hub"

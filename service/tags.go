@@ -79,6 +79,26 @@ func (r TagRule) Selects(agentTags, serviceTags []string) bool {
 	return false
 }
 
+// ReasonHub is why the hub router listens for a service: it holds the
+// service's hub listener (default router or defaultBridge).
+const ReasonHub = "hub"
+
+// ListenReason says why an agent's router with agentTags listens for a
+// Service with serviceTags: the first of its tags that selects the
+// Service, else ReasonHub when hub (the router holds the Service's hub
+// listener); "" when it does not listen. A tag wins over the hub.
+func (r TagRule) ListenReason(agentTags, serviceTags []string, hub bool) string {
+	for _, tag := range agentTags {
+		if r.Selects([]string{tag}, serviceTags) {
+			return tag
+		}
+	}
+	if hub {
+		return ReasonHub
+	}
+	return ""
+}
+
 // SelectingAgentTags returns the exact agent tags, any one of which selects
 // a Service with serviceTags (the service → agents direction, e.g. the
 // values to look agents up by): `<prefix>: all` first, then one per

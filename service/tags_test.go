@@ -313,3 +313,33 @@ func TestTagDirectionsAgree(t *testing.T) {
 		t.Fatalf("%d of %d random cases selected; the generator is too lopsided", selected, runs)
 	}
 }
+
+func TestListenReason(t *testing.T) {
+	checkout, all := "service.iofog.org/tag: checkout", "service.iofog.org/tag: all"
+	svc := []string{"checkout", "payments", "service.beta.kubernetes.io/aws-load-balancer-type: nlb"}
+	for _, c := range []struct {
+		name      string
+		agentTags []string
+		svcTags   []string
+		hub       bool
+		want      string
+	}{
+		{"a token the service carries", []string{"site: a", checkout}, svc, false, checkout},
+		{"all", []string{all}, svc, false, all},
+		{"the first selecting tag, in the agent's order", []string{all, checkout}, svc, false, all},
+		{"the first selecting tag, the other way round", []string{checkout, all}, svc, false, checkout},
+		{"a tag wins over the hub", []string{checkout}, svc, true, checkout},
+		{"the hub, when no tag selects", []string{"service.iofog.org/tag: orders"}, svc, true, ReasonHub},
+		{"the hub, with no tags", nil, nil, true, ReasonHub},
+		{"not listening", []string{"service.iofog.org/tag: orders", "service.iofog.org/tag:checkout"}, svc, false, ""},
+		{"an annotation tag selects nothing", []string{"service.iofog.org/tag: nlb"}, svc[2:], false, ""},
+	} {
+		if got := rule.ListenReason(c.agentTags, c.svcTags, c.hub); got != c.want {
+			t.Errorf("%s: ListenReason = %q, want %q", c.name, got, c.want)
+		}
+		// It listens exactly when its tags select the service or it is the hub.
+		if listens := rule.Selects(c.agentTags, c.svcTags) || c.hub; listens != (c.want != "") {
+			t.Errorf("%s: ListenReason %q, but listens %v", c.name, c.want, listens)
+		}
+	}
+}

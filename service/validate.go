@@ -65,24 +65,26 @@ func Validate(s Spec, controlPlane ControlPlane) error {
 	if s.Type == TypeK8s && !onKubernetes {
 		return invalidf("Kubernetes environment is required for k8s service type")
 	}
-	if s.Type != TypeK8s && onKubernetes && (s.K8sType == nil || s.ServicePort == nil) {
+	getsService := GetsKubernetesService(s.Type, controlPlane)
+	if getsService && (s.K8sType == nil || s.ServicePort == nil) {
 		return invalidf("Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port")
 	}
 	if err := validateResource(s.Type, s.Resource); err != nil {
 		return err
 	}
-	if (s.Type == TypeK8s || s.Type == TypeExternal) && s.DefaultBridge != "" && s.DefaultBridge != DefaultBridge {
+	if ConnectorOnHub(s.Type) && s.DefaultBridge != "" && s.DefaultBridge != DefaultBridge {
 		return invalidf("Invalid default bridge, If service type is not microservice, defaultBridge must be default-router'%s'", s.DefaultBridge)
 	}
-	if s.Kubernetes != nil && !onKubernetes {
-		return invalidf("Field 'kubernetes' applies only on the Kubernetes control plane (CONTROL_PLANE=kubernetes): the remote control plane creates no Kubernetes Service to set it on")
-	}
-	if s.Kubernetes != nil && s.Type == TypeK8s {
+	// spec.kubernetes and the tags' annotations are set on the service's
+	// Kubernetes Service: only a service that gets one may set the first,
+	// and only its tags must be valid annotations.
+	if s.Kubernetes != nil && !getsService {
+		if !onKubernetes {
+			return invalidf("Field 'kubernetes' applies only on the Kubernetes control plane (CONTROL_PLANE=kubernetes): the remote control plane creates no Kubernetes Service to set it on")
+		}
 		return invalidf("Field 'kubernetes' is not allowed for type k8s: svcbridge creates no Kubernetes Service for it")
 	}
-	// Only a Kubernetes Service carries the annotations, and type k8s never
-	// gets one, so only those tags must be valid annotations.
-	if err := validateTags(s.Tags, onKubernetes && s.Type != TypeK8s); err != nil {
+	if err := validateTags(s.Tags, getsService); err != nil {
 		return err
 	}
 	return validateKubernetes(s)

@@ -33,16 +33,29 @@ func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 // GetAgent finds an agent by name, else by uuid.
 func (t *Tx) GetAgent(ctx context.Context, nameOrUUID string) (inventory.Agent, error) {
 	var a inventory.Agent
-	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE name = ?`, nameOrUUID)
-	if errors.Is(err, ErrNotFound) {
-		err = t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE uuid = ?`, nameOrUUID)
-	}
-	if err != nil {
+	if err := t.agentByRef(ctx, &a, agentCols, nameOrUUID); err != nil {
 		return a, err
 	}
 	agents := []inventory.Agent{a}
-	err = t.fillAgents(ctx, agents)
+	err := t.fillAgents(ctx, agents)
 	return agents[0], err
+}
+
+// AgentUUID turns a reference to an agent, its name or else its uuid, into
+// its uuid.
+func (t *Tx) AgentUUID(ctx context.Context, nameOrUUID string) (string, error) {
+	var uuid string
+	return uuid, t.agentByRef(ctx, &uuid, "uuid", nameOrUUID)
+}
+
+// agentByRef reads cols of the agent named nameOrUUID, else of the one
+// with that uuid, into dest.
+func (t *Tx) agentByRef(ctx context.Context, dest any, cols, nameOrUUID string) error {
+	err := t.get(ctx, dest, `SELECT `+cols+` FROM agents WHERE name = ?`, nameOrUUID)
+	if errors.Is(err, ErrNotFound) {
+		err = t.get(ctx, dest, `SELECT `+cols+` FROM agents WHERE uuid = ?`, nameOrUUID)
+	}
+	return err
 }
 
 // AgentByTokenHash finds the agent a credential belongs to.

@@ -93,16 +93,17 @@ func utcEntries(es []ListenerEntry) []ListenerEntry {
 }
 
 // SelectedAgent is an agent with a router that carries one of the tags
-// asked for; Tag is the first of them in the agent's own tag order.
+// asked for; Tags are those of them it carries, in its own tag order
+// (what service.TagRule.ListenReason needs of its tags).
 type SelectedAgent struct {
-	UUID string `db:"agent_uuid"`
-	Name string `db:"name"`
-	Tag  string `db:"tag"`
+	UUID string
+	Name string
+	Tags []string
 }
 
 // AgentsSelectedBy returns the agents with a router carrying any of tags
 // (exact matches: see service.TagRule.SelectingAgentTags), by name, each
-// with the first such tag it carries.
+// with those of tags it carries.
 func (t *Tx) AgentsSelectedBy(ctx context.Context, tags []string) ([]SelectedAgent, error) {
 	if len(tags) == 0 {
 		return nil, nil
@@ -112,15 +113,21 @@ func (t *Tx) AgentsSelectedBy(ctx context.Context, tags []string) ([]SelectedAge
 	if err != nil {
 		return nil, err
 	}
-	var rows []SelectedAgent
+	var rows []struct {
+		UUID string `db:"agent_uuid"`
+		Name string `db:"name"`
+		Tag  string `db:"tag"`
+	}
 	if err := t.sel(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
 	var out []SelectedAgent
 	for _, r := range rows {
 		if len(out) == 0 || out[len(out)-1].UUID != r.UUID {
-			out = append(out, r)
+			out = append(out, SelectedAgent{UUID: r.UUID, Name: r.Name})
 		}
+		last := &out[len(out)-1]
+		last.Tags = append(last.Tags, r.Tag)
 	}
 	return out, nil
 }

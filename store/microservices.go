@@ -30,11 +30,24 @@ func (t *Tx) GetMicroservice(ctx context.Context, uuid string) (inventory.Micros
 
 // FindMicroservice resolves a service resource: "<application>/<name>" or a uuid.
 func (t *Tx) FindMicroservice(ctx context.Context, resource string) (inventory.Microservice, error) {
+	var m inventory.Microservice
+	return m, t.microserviceByRef(ctx, &m, msCols, resource)
+}
+
+// MicroserviceUUID turns a service resource, "<application>/<name>" or a
+// uuid, into the microservice's uuid.
+func (t *Tx) MicroserviceUUID(ctx context.Context, resource string) (string, error) {
+	var uuid string
+	return uuid, t.microserviceByRef(ctx, &uuid, "uuid", resource)
+}
+
+// microserviceByRef reads cols of the microservice resource names into
+// dest.
+func (t *Tx) microserviceByRef(ctx context.Context, dest any, cols, resource string) error {
 	if app, name, ok := strings.Cut(resource, "/"); ok {
-		var m inventory.Microservice
-		return m, t.get(ctx, &m, `SELECT `+msCols+` FROM microservices WHERE application = ? AND name = ?`, app, name)
+		return t.get(ctx, dest, `SELECT `+cols+` FROM microservices WHERE application = ? AND name = ?`, app, name)
 	}
-	return t.GetMicroservice(ctx, resource)
+	return t.get(ctx, dest, `SELECT `+cols+` FROM microservices WHERE uuid = ?`, resource)
 }
 
 // CreateMicroservice inserts m.

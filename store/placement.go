@@ -8,9 +8,10 @@ import (
 	"svcbridge/service"
 )
 
-// PlacementInput loads the agents a stored service's placement depends
-// on, for service.Place: the worker's pass and the API's preview of what
-// an inventory change breaks read them the same way.
+// PlacementInput loads the agents a service's placement depends on, for
+// service.Place: the worker's pass, the API's create and update (once it
+// has turned names into uuids) and its preview of what an inventory
+// change breaks read them the same way.
 func (t *Tx) PlacementInput(ctx context.Context, svc service.Service, controlPlane service.ControlPlane) (service.PlacementInput, error) {
 	return t.PlacementInputs(controlPlane).Load(ctx, svc)
 }

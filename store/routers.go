@@ -469,11 +469,11 @@ func (t *Tx) ListenerServicesOf(ctx context.Context, agents map[string]Selection
 		var got []service.ListenerWant
 		switch {
 		case sel.All:
-			if err := t.sel(ctx, &got, `SELECT s.name, s.bridge_port, 'all' AS reason FROM services s WHERE TRUE`+filter, fargs...); err != nil {
+			if err := t.sel(ctx, &got, `SELECT s.name, s.bridge_port FROM services s WHERE TRUE`+filter, fargs...); err != nil {
 				return nil, err
 			}
 		case len(sel.Tokens) > 0:
-			query, args, err := t.in(`SELECT s.name, s.bridge_port, MIN(g.tag) AS reason FROM services s
+			query, args, err := t.in(`SELECT s.name, s.bridge_port FROM services s
 			JOIN service_tags g ON g.service_name = s.name WHERE g.tag IN (?)`+filter+` GROUP BY s.name, s.bridge_port`, append([]any{sel.Tokens}, fargs...)...)
 			if err != nil {
 				return nil, err
@@ -487,10 +487,10 @@ func (t *Tx) ListenerServicesOf(ctx context.Context, agents map[string]Selection
 	hubbed := map[string][]service.ListenerWant{}
 	if len(uuids) > 0 {
 		var rows []struct {
-			Hub string `db:"hub_site"`
+			Site string `db:"hub_site"`
 			service.ListenerWant
 		}
-		query, args, err := t.in(`SELECT s.hub_site, s.name, s.bridge_port, '' AS reason FROM services s WHERE s.hub_site IN (?)`+filter, append([]any{uuids}, fargs...)...)
+		query, args, err := t.in(`SELECT s.hub_site, s.name, s.bridge_port FROM services s WHERE s.hub_site IN (?)`+filter, append([]any{uuids}, fargs...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +498,7 @@ func (t *Tx) ListenerServicesOf(ctx context.Context, agents map[string]Selection
 			return nil, err
 		}
 		for _, r := range rows {
-			hubbed[r.Hub] = append(hubbed[r.Hub], r.ListenerWant)
+			hubbed[r.Site] = append(hubbed[r.Site], r.ListenerWant)
 		}
 	}
 	out := make(map[string][]service.ListenerWant, len(agents))
@@ -516,15 +516,15 @@ func (s Selection) key() string {
 	return strings.Join(s.Tokens, "\x00")
 }
 
-// mergeListeners joins both lists by service, sorted; a tag reason wins
-// over the hub, and the hub is spelled out.
+// mergeListeners joins both lists by service, sorted; those of the hub
+// are marked Hub.
 func mergeListeners(tagged, hubbed []service.ListenerWant) []service.ListenerWant {
 	by := make(map[string]service.ListenerWant, len(tagged)+len(hubbed))
-	for _, l := range hubbed {
-		l.Reason = service.ReasonHub
+	for _, l := range tagged {
 		by[l.Service] = l
 	}
-	for _, l := range tagged {
+	for _, l := range hubbed {
+		l.Hub = true
 		by[l.Service] = l
 	}
 	out := make([]service.ListenerWant, 0, len(by))
