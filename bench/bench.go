@@ -51,6 +51,10 @@ type Config struct {
 	Samples      int
 	Reads        int
 	ReadyTimeout time.Duration
+	// RestWindow is how long the server must stay at rest after a fill
+	// before the reads at rest are measured (see waitAtRest); zero is a
+	// second.
+	RestWindow time.Duration
 }
 
 // BenchResult is one scenario's figures, one JSON line.

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -307,11 +308,10 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 }
 
 // The server is at rest once it used less than restCPU of a core over
-// restWindow; waitAtRest waits at most restWait for that.
-var (
-	restCPU    = 0.2
-	restWindow = time.Second
-	restWait   = 30 * time.Second
+// Config.RestWindow; waitAtRest waits at most restWait for that.
+const (
+	restCPU  = 0.2
+	restWait = 30 * time.Second
 )
 
 // waitAtRest waits until the server is at rest (process_cpu_seconds_total of
@@ -321,16 +321,16 @@ var (
 // reloads the workflow to see it finished), which the reads at rest are
 // not meant to measure. It does not wait when /metrics does not say.
 func (b *bench) waitAtRest(ctx context.Context) time.Duration {
-	start := time.Now()
+	start, window := time.Now(), cmp.Or(b.cfg.RestWindow, time.Second)
 	last, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
 	for ok && time.Since(start) < restWait {
 		select {
 		case <-ctx.Done():
 			return time.Since(start)
-		case <-time.After(restWindow):
+		case <-time.After(window):
 		}
 		var now float64
-		if now, ok = b.serverMetric(ctx, "process_cpu_seconds_total"); ok && now-last < restCPU*restWindow.Seconds() {
+		if now, ok = b.serverMetric(ctx, "process_cpu_seconds_total"); ok && now-last < restCPU*window.Seconds() {
 			break
 		}
 		last = now

@@ -134,14 +134,13 @@ func runBench(t *testing.T, server string, set func(*Config)) (err error, stdout
 // The scale scenario prints step 0 (the system as it is) and one line per
 // step, fills up to --n, and deletes what it created from a --server.
 func TestBenchScaleSteps(t *testing.T) {
-	defer func(w time.Duration) { restWindow = w }(restWindow)
-	restWindow = 200 * time.Millisecond
 	// The server is busy for the first two scrapes: step 0 waits for it.
 	f := &scaleFake{services: map[string]time.Time{"theirs": time.Now().Add(-time.Hour)}, busy: 2}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	err, stdout, stderr := runBench(t, srv.URL, func(c *Config) {
 		c.Scenario, c.Clients, c.N, c.Steps, c.Samples, c.Reads = "scale", 50, 41, 2, 3, 2
+		c.RestWindow = 200 * time.Millisecond
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)

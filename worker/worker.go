@@ -44,7 +44,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal
 		OnFatalError:                     onFatal,
 		MaxConcurrentWorkflowTaskPollers: WorkflowTaskPollers,
 	})
-	workflows.Register(w)
+	workflows.Register(w, workflows.Timing{})
 	for name, fn := range acts.ByName() {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -39,7 +39,7 @@ const testQueue = "history-test"
 // startWorkflows starts a Temporal server with svcbridge's search
 // attributes and a worker running the workflows and the given activities;
 // it returns the client that starts and signals them.
-func startWorkflows(t *testing.T, acts map[string]any, opts ...temporaltest.TestServerOption) temporalclient.Client {
+func startWorkflows(t *testing.T, timing workflows.Timing, acts map[string]any, opts ...temporaltest.TestServerOption) temporalclient.Client {
 	t.Helper()
 	ts := temporaltest.NewServer(append([]temporaltest.TestServerOption{temporaltest.WithT(t)}, opts...)...)
 	c := ts.GetDefaultClient()
@@ -47,7 +47,7 @@ func startWorkflows(t *testing.T, acts map[string]any, opts ...temporaltest.Test
 		t.Fatal(err)
 	}
 	w := worker.New(c, testQueue, worker.Options{})
-	workflows.Register(w)
+	workflows.Register(w, timing)
 	for name, fn := range acts {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
@@ -114,7 +114,7 @@ func TestKubernetesBranch(t *testing.T) {
 	var deleted atomic.Bool
 	var mu sync.Mutex
 	var recorded []*string
-	cl := startWorkflows(t, map[string]any{
+	cl := startWorkflows(t, workflows.Timing{}, map[string]any{
 		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
 			if deleted.Load() {
 				return reconcile.Plan{Kubernetes: true, Sites: []string{"fog-a"}}, nil
@@ -170,11 +170,9 @@ func TestKubernetesBranch(t *testing.T) {
 // (here after a few events) and carries the failure streak to the next
 // run, which goes on retrying where the last left off.
 func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
-	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
-	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
 	var fixed atomic.Bool
 	failure := temporal.NewApplicationError("write router config: agent hub: database is down", reconcile.TypeRouterWriteFailed)
-	cl := startWorkflows(t, map[string]any{
+	cl := startWorkflows(t, shortBackoff, map[string]any{
 		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
 			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
@@ -230,7 +228,7 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 func TestFanoutIsQueuedByName(t *testing.T) {
 	var queued []string
 	var mu sync.Mutex
-	cl := startWorkflows(t, map[string]any{
+	cl := startWorkflows(t, workflows.Timing{}, map[string]any{
 		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
 			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub", FanoutCount: 100000}, nil
 		},

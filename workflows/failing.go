@@ -19,14 +19,14 @@ func failed(f reconcile.FailureStreak, now time.Time) reconcile.FailureStreak {
 // retryWait is how long the workflow waits, unless signalled, before the
 // next pass after attempts failed passes in a row: none after the first
 // (the fast path's: the retry, a regular activity, makes the failure an
-// event at once), then retryBackoff doubling up to maxRetryBackoff, as
+// event at once), then RetryBackoff doubling up to MaxRetryBackoff, as
 // Temporal's retry policy did.
-func retryWait(attempts int) time.Duration {
+func (t Timing) retryWait(attempts int) time.Duration {
 	wait := time.Duration(0)
-	for n := 2; n <= attempts && wait < maxRetryBackoff; n++ {
-		wait = max(2*wait, retryBackoff)
+	for n := 2; n <= attempts && wait < t.MaxRetryBackoff; n++ {
+		wait = max(2*wait, t.RetryBackoff)
 	}
-	return min(wait, maxRetryBackoff)
+	return min(wait, t.MaxRetryBackoff)
 }
 
 // since is when the streak began, as the Web UI and describe show times.
@@ -49,10 +49,10 @@ func details(f reconcile.FailureStreak) string {
 }
 
 // retrying says what comes after a failed pass.
-func retrying(f reconcile.FailureStreak) string {
+func (t Timing) retrying(f reconcile.FailureStreak) string {
 	if f.Attempts == 0 {
 		return "Temporal retries the reconcile (signal reconcile to retry now)"
 	}
 	return fmt.Sprintf("failing since %s, %d failed attempts; retrying in %s (signal reconcile to retry now)",
-		since(f), f.Attempts, retryWait(f.Attempts))
+		since(f), f.Attempts, t.retryWait(f.Attempts))
 }

@@ -16,7 +16,7 @@ func TestRetryWait(t *testing.T) {
 		{2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
 		{9, 256 * time.Second}, {10, 5 * time.Minute}, {1000000, 5 * time.Minute},
 	} {
-		if got := retryWait(c.attempts); got != c.want {
+		if got := (Timing{}).withDefaults().retryWait(c.attempts); got != c.want {
 			t.Errorf("retryWait(%d) = %s, want %s", c.attempts, got, c.want)
 		}
 	}
@@ -31,7 +31,7 @@ func TestFailureStreak(t *testing.T) {
 	if got, want := summary(f, "checkout"), "Reconcile service checkout: attempt 3, failing since 2026-12-03 14:57:56 UTC"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
-	if got, want := retrying(f), "failing since 2026-12-03 14:57:56 UTC, 2 failed attempts; retrying in 2s (signal reconcile to retry now)"; got != want {
+	if got, want := (Timing{}).withDefaults().retrying(f), "failing since 2026-12-03 14:57:56 UTC, 2 failed attempts; retrying in 2s (signal reconcile to retry now)"; got != want {
 		t.Errorf("retrying %q, want %q", got, want)
 	}
 }

@@ -23,11 +23,9 @@ import (
 // ActivityTaskFailed events with provisioningError's message and the
 // failure's type, and each retry's summary counts the attempts.
 func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
-	defer func(d time.Duration) { *workflows.RetryBackoff = d }(*workflows.RetryBackoff)
-	*workflows.RetryBackoff = 10 * time.Millisecond // the backoff's length is not what is tested
 	const reason = "write router config: agent hub: database is down"
 	var retries atomic.Int32
-	cl := startWorkflows(t, map[string]any{
+	cl := startWorkflows(t, shortBackoff, map[string]any{
 		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
 			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
 		},
@@ -85,3 +83,7 @@ func TestFailedPassesAreFailureEventsInTheHistory(t *testing.T) {
 		t.Errorf("memo %v once ready, want the failure streak gone", memo)
 	}
 }
+
+// shortBackoff is the timing of the tests that wait out failed passes:
+// the backoff's length is not what they test.
+var shortBackoff = workflows.Timing{RetryBackoff: 10 * time.Millisecond}

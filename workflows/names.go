@@ -8,6 +8,7 @@
 package workflows
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 
@@ -46,12 +47,13 @@ const (
 )
 
 // Register registers every workflow type under its name on a worker, or
-// on a replayer.
+// on a replayer, with timing t (the zero value: production's).
 func Register(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-}) {
-	r.RegisterWorkflowWithOptions(ServiceWorkflow, workflow.RegisterOptions{Name: ServiceWorkflowName})
-	r.RegisterWorkflowWithOptions(AgentQueueWorkflow, workflow.RegisterOptions{Name: AgentQueueWorkflowName})
+}, t Timing) {
+	t = t.withDefaults()
+	r.RegisterWorkflowWithOptions(t.ServiceWorkflow, workflow.RegisterOptions{Name: ServiceWorkflowName})
+	r.RegisterWorkflowWithOptions(t.AgentQueueWorkflow, workflow.RegisterOptions{Name: AgentQueueWorkflowName})
 	r.RegisterWorkflowWithOptions(AgentBatchWorkflow, workflow.RegisterOptions{Name: AgentBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(DriftWorkflow, workflow.RegisterOptions{Name: DriftWorkflowName})
 }
@@ -86,15 +88,23 @@ func (i IDs) DriftSchedule() string { return i.Prefix + "drift-check" }
 // workflow carries n across continue-as-new, so IDs stay unique.
 func agentBatch(queueID string, n int) string { return queueID + "/batch-" + strconv.Itoa(n) }
 
-// Timing of the service workflow.
-var (
-	// retryBackoff is the wait after a failed reconcile, doubling to
-	// maxRetryBackoff; a signal (POST .../reconcile) cuts it short.
-	retryBackoff    = 2 * time.Second
-	maxRetryBackoff = 5 * time.Minute
-	// maxIterations bounds one run's history; then it continues as new.
-	maxIterations = 500
-)
+// Timing is the workflows' timing. A test shortens it; anything else takes
+// the zero value, production's. Its waits are timers in the histories, so
+// a replay must take the timing the history was made with.
+type Timing struct {
+	// RetryBackoff is the wait after a failed reconcile, doubling to
+	// MaxRetryBackoff; a signal (POST .../reconcile) cuts it short.
+	RetryBackoff, MaxRetryBackoff time.Duration
+	// MaxIterations bounds one run's history; then it continues as new.
+	MaxIterations int
+}
+
+func (t Timing) withDefaults() Timing {
+	t.RetryBackoff = cmp.Or(t.RetryBackoff, 2*time.Second)
+	t.MaxRetryBackoff = cmp.Or(t.MaxRetryBackoff, 5*time.Minute)
+	t.MaxIterations = cmp.Or(t.MaxIterations, 500)
+	return t
+}
 
 // ServiceState is the answer to QueryState.
 type ServiceState struct {

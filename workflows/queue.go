@@ -60,12 +60,12 @@ func leaseWait(now, nextLease time.Time) time.Duration {
 // A child whose agent writes failed fails (red in the Web UI); its agents
 // keep their marks with a lease of a few seconds, whose end wakes the
 // queue for a batch that retries them.
-func AgentQueueWorkflow(ctx workflow.Context, in reconcile.AgentQueueInput) error {
+func (t Timing) AgentQueueWorkflow(ctx workflow.Context, in reconcile.AgentQueueInput) error {
 	signals := workflow.GetSignalChannel(ctx, SignalReconcile)
 	if !takes(ctx, reconcile.ChangeQueueOutlook) {
-		return blindAgentQueue(ctx, signals, in)
+		return t.blindAgentQueue(ctx, signals, in)
 	}
-	for round := 0; round < maxIterations; round++ {
+	for round := 0; round < t.MaxIterations; round++ {
 		drain(signals)
 		q := queueOutlook(ctx)
 		if n := batchesFor(q.Claimable); n > 0 {
@@ -83,11 +83,11 @@ func AgentQueueWorkflow(ctx workflow.Context, in reconcile.AgentQueueInput) erro
 // reconcile.ChangeQueueOutlook, which replay it: a window of drainWindow children every
 // round whatever is queued, then a wait for a signal, or a minute for
 // leases that ended.
-func blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in reconcile.AgentQueueInput) error {
+func (t Timing) blindAgentQueue(ctx workflow.Context, signals workflow.ReceiveChannel, in reconcile.AgentQueueInput) error {
 	// retryAt is when the agents of a failed batch are claimable again;
 	// zero when none wait. A signal may end a wait before it.
 	var retryAt time.Time
-	for round := 0; round < maxIterations; round++ {
+	for round := 0; round < t.MaxIterations; round++ {
 		drain(signals)
 		if !retryAt.IsZero() && !workflow.Now(ctx).Before(retryAt) {
 			retryAt = time.Time{}

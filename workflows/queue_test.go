@@ -44,9 +44,7 @@ func TestLeaseWait(t *testing.T) {
 // batch's agents to end and starts one for them, then waits for a signal
 // only; a signal with nothing claimable starts none.
 func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
-	defer func(n int) { maxIterations = n }(maxIterations)
-	maxIterations = 3
-	env := newEnv(t)
+	env := newEnv(t, Timing{MaxIterations: 3})
 	start := env.Now()
 	retryAt := start.Add(5 * time.Second)
 	outlooks := []reconcile.QueueOutlook{
@@ -79,7 +77,7 @@ func TestAgentQueueStartsTheBatchesTheQueueNeeds(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, nil) }, time.Duration(i)*time.Hour)
 	}
-	env.ExecuteWorkflow(AgentQueueWorkflow, reconcile.AgentQueueInput{})
+	env.ExecuteWorkflow(AgentQueueWorkflowName, reconcile.AgentQueueInput{})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("error %v, want continue-as-new once the rounds are done", err)

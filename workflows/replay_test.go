@@ -41,7 +41,7 @@ func TestReplayCapturedHistories(t *testing.T) {
 			}
 			h := readHistory(t, f)
 			rp := worker.NewWorkflowReplayer()
-			Register(rp)
+			Register(rp, Timing{})
 			err = rp.ReplayWorkflowHistoryWithOptions(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), h,
 				worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id, RunID: "replay"}})
 			if err != nil {

@@ -32,7 +32,7 @@ const (
 // in red with provisioningError's message, and the failure streak (since
 // when, how many passes) survives signals and continue-as-new. It ends
 // once the service is deleted and its objects are gone.
-func ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
+func (t Timing) ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
 	state := ServiceState{Service: in.Name, Step: "starting"}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (ServiceState, error) { return state, nil }); err != nil {
 		return err
@@ -42,7 +42,7 @@ func ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
 	for i := 0; ; i++ {
 		// A fresh run starts with a reconcile, so a signal consumed before
 		// continuing as new is not lost.
-		if i >= maxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		if i >= t.MaxIterations || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			return workflow.NewContinueAsNewError(ctx, ServiceWorkflowName, in)
 		}
 		if n := takeSignals(signals); n > 0 && failureEvents(ctx) {
@@ -58,17 +58,17 @@ func ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
 		}
 		if err != nil && !failureEvents(ctx) {
 			// A run begun before reconcile.ChangeFailureEvents: Temporal retries.
-			status = report(ctx, &state, status, out, err)
-			if out, err = retryPass(ctx, signals, in.Name); errors.Is(err, errSignalled) {
+			status = t.report(ctx, &state, status, out, err)
+			if out, err = t.retryPass(ctx, signals, in.Name); errors.Is(err, errSignalled) {
 				continue // reconcile at once, on the fast path
 			}
 		}
 		if err != nil && failureEvents(ctx) {
 			in.Failing = failed(in.Failing, workflow.Now(ctx))
 			state.Failing = in.Failing
-			status = report(ctx, &state, status, out, err)
+			status = t.report(ctx, &state, status, out, err)
 			upsertFailing(ctx, in.Failing)
-			if wait := retryWait(in.Failing.Attempts); wait > 0 {
+			if wait := t.retryWait(in.Failing.Attempts); wait > 0 {
 				// The timer's summary, on the timeline beside the red
 				// failure, is what failed, word for word.
 				waitForSignal(ctx, signals, wait, state.LastError+" (retry in "+wait.String()+")")
@@ -79,7 +79,7 @@ func ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput) error {
 			in.Failing, state.Failing = reconcile.FailureStreak{}, reconcile.FailureStreak{}
 			upsertFailing(ctx, in.Failing)
 		}
-		status = report(ctx, &state, status, out, err)
+		status = t.report(ctx, &state, status, out, err)
 		if out.Gone {
 			if drain(signals) {
 				continue // recreated meanwhile
@@ -166,10 +166,10 @@ func provisioningStatus(last string, out reconcile.Outcome, err error) string {
 // (the failure first, as provisioningError words it, with the streak when
 // the workflow retries it) and, when it changed, in the ProvisioningStatus
 // search attribute. It returns the status.
-func report(ctx workflow.Context, state *ServiceState, last string, out reconcile.Outcome, err error) string {
+func (t Timing) report(ctx workflow.Context, state *ServiceState, last string, out reconcile.Outcome, err error) string {
 	status := provisioningStatus(last, out, err)
 	if err != nil {
-		state.Step, state.LastError = status+"; "+retrying(state.Failing), reconcile.Reason(err)
+		state.Step, state.LastError = status+"; "+t.retrying(state.Failing), reconcile.Reason(err)
 		workflow.SetCurrentDetails(ctx, "**"+status+"**: "+state.LastError+details(state.Failing))
 	} else {
 		state.Step, state.LastError = status+"; waiting for changes", ""
@@ -188,14 +188,14 @@ var errSignalled = errors.New("reconcile signalled")
 // retryPass runs the whole pass as one activity until it succeeds, with
 // Temporal's retry policy (its attempts and last failure are what the Web
 // UI shows), or until a reconcile signal cancels it.
-func retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (reconcile.Outcome, error) {
+func (t Timing) retryPass(ctx workflow.Context, signals workflow.ReceiveChannel, name string) (reconcile.Outcome, error) {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    reconcile.PassHeartbeat,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: retryBackoff, BackoffCoefficient: 2,
-			MaximumInterval: maxRetryBackoff}, // unlimited attempts
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: t.RetryBackoff, BackoffCoefficient: 2,
+			MaximumInterval: t.MaxRetryBackoff}, // unlimited attempts
 		Summary: "Retry the reconcile of service " + name,
 	})
 	var out reconcile.Outcome

@@ -23,20 +23,20 @@ import (
 // These tests check the orchestration alone, with mocked activities; the
 // activities and the whole path run for real in systemtest.
 
-func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+func newEnv(t *testing.T, timing Timing) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
-	Register(env)
+	Register(env, timing)
 	registerStubs(env)
 	return env
 }
 
 func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: false, Sites: []string{"hub"}}, nil).Once()
 	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v; want a clean end", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
@@ -44,7 +44,7 @@ func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 }
 
 func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	plan := reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
 	deleted := false
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (reconcile.Plan, error) {
@@ -82,7 +82,7 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 		deleted = true
 		env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge)
 	}, time.Hour)
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +133,10 @@ func TestBatchSummary(t *testing.T) {
 }
 
 func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	env.OnActivity(reconcile.ActivityDrainAgents, mock.Anything, 250).Return(reconcile.AgentBatch{Claimed: 2, Names: []string{"a"},
 		Failed: []string{"b: database is down"}}, nil)
-	env.ExecuteWorkflow(AgentBatchWorkflow, reconcile.AgentBatchInput{Limit: 250})
+	env.ExecuteWorkflow(AgentBatchWorkflowName, reconcile.AgentBatchInput{Limit: 250})
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Message() != "1 of 2 agent router writes failed, retried in a few seconds: b: database is down" {
 		t.Fatalf("error %v, want the failed agent named", err)
@@ -144,16 +144,14 @@ func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
 }
 
 func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
-	defer func(n int) { maxIterations = n }(maxIterations)
-	maxIterations = 3
-	env := newEnv(t)
+	env := newEnv(t, Timing{MaxIterations: 3})
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1}, nil)
 	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	for i := 1; i <= 5; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Duration(i)*time.Minute)
 	}
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("error %v, want continue-as-new", err)
@@ -162,14 +160,14 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 
 // A plan with a count has the store queue the fan-out in one activity.
 func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, FanoutCount: 12000}, nil).Once()
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{}, nil)
 	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	env.OnActivity(reconcile.ActivityQueueFanout, mock.Anything, "checkout").Return(nil).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +177,7 @@ func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
 // A plan recorded by an older release lists its agents; its history
 // replays them in chunks.
 func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	agents := make([]string, 12000)
 	for i := range agents {
 		agents[i] = time.Duration(i).String()
@@ -197,7 +195,7 @@ func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 		return nil
 	})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Minute)
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +209,7 @@ func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 // start the count over, and one sent outside svcbridge (the Web UI) is
 // recorded as a reconcile request.
 func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, Timing{})
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
 	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
@@ -252,7 +250,7 @@ func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	env.RegisterDelayedCallback(func() { ready = query() }, 11*time.Minute)
 	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, time.Hour)
 	start := env.Now()
-	env.ExecuteWorkflow(ServiceWorkflow, reconcile.ServiceInput{Name: "checkout"})
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 
 	// Waits of 0, 2, 4, ... 256 s: 10 passes in the first 10 minutes.
 	if before.Failing.Attempts != 10 || !before.Failing.Since.Equal(start) || before.LastError != "agent fog-a has routerMode none" {
