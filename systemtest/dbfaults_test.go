@@ -97,7 +97,7 @@ func databaseDown(t *testing.T, s *system, dbURL string) {
 	fault.terminate()
 
 	const unavailableWithin = 15 * time.Second
-	client := &http.Client{Timeout: unavailableWithin}
+	client := &http.Client{Transport: adminClient.Transport, Timeout: unavailableWithin}
 	var wg sync.WaitGroup
 	for i := range 21 {
 		method, path, body := "GET", "/api/v3/services", ""
@@ -210,10 +210,10 @@ func TestConnectionsKilledDuringCreates(t *testing.T) {
 	s.waitAllReady("every service ready", clients*each, killFor+time.Minute)
 }
 
-// post sends a JSON body and returns the status and answer; a transport
-// error is status 0.
+// post sends a JSON body as the admin and returns the status and answer;
+// a transport error is status 0.
 func post(url, body string) (int, string) {
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	resp, err := adminClient.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
 	}

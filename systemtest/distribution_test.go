@@ -97,7 +97,7 @@ func (s *system) uploadAgentYAML(doc string) {
 	}
 	req, _ := http.NewRequest("POST", s.url+"/api/v3/agents/yaml", &buf)
 	req.Header.Set("Content-Type", w.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}

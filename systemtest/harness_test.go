@@ -43,13 +43,15 @@ var processIDs = workflows.IDs{Prefix: "svcbridge/"}
 
 // testAdminToken is the admin's API token in every system under test: the
 // in-process API accepts it, and processes get it through a tokens file
-// (tokensFile). Requests of these tests carry it unless they set their own
-// Authorization (asAdmin).
+// (tokensFile). Requests sent through adminClient carry it unless they set
+// their own Authorization (asAdmin).
 const testAdminToken = "systemtest-admin-token-0000000001"
 
-func init() {
-	http.DefaultTransport = asAdmin{http.DefaultTransport}
-}
+// adminClient is the client of the tests' user requests (system.do,
+// replicaClient, ...): it sends them as the admin. It has a transport of
+// its own, so nothing process-wide changes; requests that carry their own
+// token (agents, dev's admin.token, Compose) may use any client.
+var adminClient = &http.Client{Transport: asAdmin{http.DefaultTransport.(*http.Transport).Clone()}}
 
 // asAdmin adds the admin's token to user requests without an
 // Authorization header; the agents' pull API is left alone.
@@ -205,7 +207,7 @@ func (s *system) do(method, path string, body any) (int, []byte) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}

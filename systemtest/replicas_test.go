@@ -81,7 +81,7 @@ func (c replicaClient) call(method, path string, body any) (int, []byte, error) 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s %s%s: %w", method, c.url, path, err)
 	}
