@@ -95,11 +95,16 @@ var production = release{name: "edge", namespace: "svcbridge", revision: 4, valu
 		"agents": map[string]any{"enabled": true, "className": "nginx", "host": "agents.example.com", "tlsSecretName": "agents-tls"},
 	},
 	"metrics": map[string]any{
-		"serviceMonitor":   map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
-		"prometheusRule":   map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
+		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"}},
+		"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus"},
+			"runbookURL": productionRunbook},
 		"grafanaDashboard": map[string]any{"enabled": true},
 	},
 }}
+
+// productionRunbook is where the production release's team reads
+// docs/runbook.md.
+const productionRunbook = "https://git.example.org/ops/svcbridge/blob/v1.4.2/docs/runbook.md"
 
 // secretsOf are the Secrets a release's values name, as the operator would
 // have created them: checkEnv resolves secretKeyRefs from them.
@@ -419,6 +424,8 @@ func TestChartSchemaRefuses(t *testing.T) {
 		{"no database Secret", map[string]any{"database": map[string]any{"existingSecret": ""}}, "existingSecret"},
 		{"two hub routers", map[string]any{"hubRouter": map[string]any{"replicas": 2}}, "replicas"},
 		{"unknown hub router value", map[string]any{"hubRouter": map[string]any{"configMap": "mine"}}, "configMap"},
+		{"a runbook path, not a URL", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"runbookURL": "docs/runbook.md"}}}, "runbookURL"},
+		{"a runbook URL with a section", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"runbookURL": "https://wiki.example.org/svcbridge#alerts"}}}, "runbookURL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderValues(t, c, release{name: "svcbridge", namespace: "iofog", revision: 1, values: tc.values})
@@ -524,8 +531,8 @@ type serviceMonitorSpec struct {
 
 // TestChartMonitoring: the ServiceMonitor scrapes /metrics on every api and
 // worker pod through Services that exist, the PrometheusRule carries
-// deploy/observability/alerts.yaml's rules and the dashboard ConfigMap its
-// dashboard.
+// deploy/observability/alerts.yaml's rules, their runbook_url on the
+// values' runbookURL, and the dashboard ConfigMap its dashboard.
 func TestChartMonitoring(t *testing.T) {
 	r := production
 	out := render(t, r)
@@ -571,11 +578,18 @@ func TestChartMonitoring(t *testing.T) {
 		t.Errorf("no ConfigMap of %s for Grafana's sidecar (have %v)", dashboardFile, slices.Collect(maps.Keys(o.configMaps)))
 	}
 	fromChart := parseRules(t, "PrometheusRule spec", out.custom["PrometheusRule"][0].Spec)
+	checkRunbookURLs(t, "PrometheusRule", fromChart, productionRunbook)
 	file, err := os.ReadFile(alertsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(parseRules(t, alertsFile, file), fromChart); diff != "" {
+	fromFile := parseRules(t, alertsFile, file)
+	for _, g := range fromFile.Groups {
+		for _, r := range g.Rules {
+			r.Annotations["runbook_url"] = strings.Replace(r.Annotations["runbook_url"], runbookPlaceholder, productionRunbook, 1)
+		}
+	}
+	if diff := cmp.Diff(fromFile, fromChart); diff != "" {
 		t.Errorf("the PrometheusRule's rules differ from %s (-file +chart):\n%s", alertsFile, diff)
 	}
 }
@@ -1090,15 +1104,29 @@ func TestChartHubRouterKeepsTheConfigMap(t *testing.T) {
 	}
 }
 
-// TestChartHubRouterNeedsKubernetes: on the remote control plane the hub
-// is an agent's router; enabling the chart's fails the install saying so.
-func TestChartHubRouterNeedsKubernetes(t *testing.T) {
-	r := release{name: "svcbridge", namespace: "iofog", revision: 1, values: map[string]any{
-		"config":    map[string]any{"CONTROL_PLANE": "remote"},
-		"hubRouter": map[string]any{"enabled": true},
-	}}
-	_, err := renderFiles(t, r, nil)
-	if err == nil || !strings.Contains(err.Error(), "hubRouter.enabled: the hub router runs on the Kubernetes control plane only") {
-		t.Errorf("render with hubRouter.enabled on the remote control plane: error %v, want the chart's message", err)
+// TestChartRefuses: values the schema cannot judge alone fail the install
+// with the chart's message: the hub router on the remote control plane
+// (there the hub is an agent's router), alerts without the address of
+// their runbook.
+func TestChartRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"hub router on the remote control plane", map[string]any{
+			"config":    map[string]any{"CONTROL_PLANE": "remote"},
+			"hubRouter": map[string]any{"enabled": true},
+		}, "hubRouter.enabled: the hub router runs on the Kubernetes control plane only"},
+		{"alerts without a runbook", map[string]any{
+			"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}},
+		}, "metrics.prometheusRule.runbookURL: the http(s) address where your team reads docs/runbook.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderFiles(t, release{name: "svcbridge", namespace: "iofog", revision: 1, values: tc.values}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("render with %v: error %v, want the chart's message %q", tc.values, err, tc.want)
+			}
+		})
 	}
 }
