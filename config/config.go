@@ -132,11 +132,6 @@ var Settings = []Setting{
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 }
 
-// Flags adds every setting to fs. A flag's default is the table's, never
-// the environment's: --help prints defaults, and the environment may hold
-// secrets (DATABASE_URL, TEMPORAL_API_KEY). Load applies the environment.
-func Flags(fs *pflag.FlagSet) { RoleFlags(fs, "dev") }
-
 // Value is a setting's value: its flag when given, else its environment
 // variable when set, else its default.
 func Value(fs *pflag.FlagSet, s Setting) string {

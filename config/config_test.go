@@ -18,7 +18,7 @@ func load(t *testing.T, args ...string) (Config, error) {
 		t.Setenv(s.Env, s.Default) // the machine's environment must not leak in
 	}
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	Flags(fs)
+	RoleFlags(fs, "dev")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestEnvironmentIsReadAtLoadNotInHelp(t *testing.T) {
 	t.Setenv("TEMPORAL_API_KEY", "secret-key")
 	t.Setenv("TASK_QUEUE", "from-env")
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	Flags(fs)
+	RoleFlags(fs, "dev")
 	if usage := fs.FlagUsages(); strings.Contains(usage, "S3cret") || strings.Contains(usage, "secret-key") {
 		t.Errorf("usage shows the environment's secrets:\n%s", usage)
 	}

@@ -157,7 +157,7 @@ func TestReadmeTableIsTheSettings(t *testing.T) {
 func checkSettings(t *testing.T, where string, values map[string]string) {
 	t.Helper()
 	fs := pflag.NewFlagSet(where, pflag.ContinueOnError)
-	config.Flags(fs)
+	config.RoleFlags(fs, "dev")
 	flag := map[string]string{}
 	for _, s := range config.Settings {
 		flag[s.Env] = s.Flag

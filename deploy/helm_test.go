@@ -841,7 +841,7 @@ func workerKube(t *testing.T, o objects, r release) kube.Config {
 		t.Fatalf("no Deployment %s", r.names().worker)
 	}
 	fs := pflag.NewFlagSet(d.Name, pflag.ContinueOnError)
-	config.Flags(fs)
+	config.RoleFlags(fs, "dev")
 	flags := map[string]string{}
 	for _, s := range config.Settings {
 		flags[s.Env] = s.Flag

@@ -240,7 +240,7 @@ func BenchmarkDeepJSON(b *testing.B) {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = ReadJSONObject(body)
+				_, _ = readJSONObject(body, nil)
 			}
 		})
 	}

@@ -13,20 +13,15 @@ import (
 	"unicode/utf8"
 )
 
-// ReadJSONObject reads a body that must be exactly one JSON object, nested
+// ReadJSONFields reads a body that must be exactly one JSON object, nested
 // at most MaxDepth deep, with no key given twice at any depth (YAML refuses
 // that too; keeping one of them would be a guess) and every string (keys
 // included) passing the text rule, as written: encoding/json would
 // silently turn bad bytes and escaped lone surrogates into U+FFFD. Values
-// stay raw so that each field is type-checked with its own message. The
-// work is linear in the body, and nothing in it is decoded into values.
-func ReadJSONObject(body []byte) (map[string]json.RawMessage, error) {
-	return readJSONObject(body, nil)
-}
-
-// ReadJSONFields is ReadJSONObject refusing the keys outside known, naming
-// them (sorted, for a stable message), before any value is looked into:
-// what a route does not read costs it one scan.
+// stay raw so that each field is type-checked with its own message. Keys
+// outside known are refused, named (sorted, for a stable message), before
+// any value is looked into: what a route does not read costs it one scan.
+// The work is linear in the body, and nothing in it is decoded into values.
 func ReadJSONFields(body []byte, known FieldSet) (map[string]json.RawMessage, error) {
 	return readJSONObject(body, &known)
 }

@@ -102,7 +102,7 @@ var (
 	yamlSpecFields     = document.NewFieldSet(slices.Concat(specFields, returnedFields)...)
 )
 
-// DecodeJSON decodes a JSON request body (see document.ReadJSONObject).
+// DecodeJSON decodes a JSON request body (see document.ReadJSONFields).
 // Keys that are neither spec fields nor fields the API returns are
 // refused. Type errors are reported for the first offending field in the
 // reference order.
