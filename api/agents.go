@@ -275,7 +275,8 @@ func queueAgentAndLinked(ctx context.Context, tx *store.Tx, old, a inventory.Age
 
 // dependentServices names the services to reconcile after an agent
 // changed from old to a (see inventory.RoutingChanged), and requests their
-// reconciles in tx, with the change.
+// reconciles in tx, with the change, each recorded as requested by the
+// change of a: the pass's cause as its events tell it.
 func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent) ([]string, error) {
 	if !inventory.RoutingChanged(old, a) {
 		return nil, nil
@@ -284,7 +285,7 @@ func dependentServices(ctx context.Context, tx *store.Tx, old, a inventory.Agent
 	if err != nil {
 		return nil, err
 	}
-	return names, tx.RequestReconciles(ctx, names)
+	return names, tx.RequestReconcilesFor(ctx, names, "reconcile requested by a change of agent "+a.Name)
 }
 
 // agentChanged starts the reconciles after an agent write: its own router

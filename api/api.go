@@ -155,6 +155,7 @@ func New(o Options) http.Handler {
 	s.iofogRoutes(users)
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
+	s.settingsRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))
 	s.sessionRoutes(r.Group("/api/v3", withBodyLimit(SessionMaxBody)))
 	r.NoRoute(func(c *gin.Context) {

@@ -25,6 +25,7 @@ var lowestRole = map[string]auth.Role{
 	"GET /api/v3/services/:name/distribution": auth.Viewer,
 	"GET /api/v3/services/:name/events":       auth.Viewer,
 	"GET /api/v3/events":                      auth.Viewer,
+	"GET /api/v3/settings":                    auth.Viewer,
 	"POST /api/v3/services":                   auth.Developer,
 	"POST /api/v3/services/yaml":              auth.Developer,
 	"PATCH /api/v3/services/:name":            auth.Developer,

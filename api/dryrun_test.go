@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,4 +90,37 @@ func TestDryRunWritesNothing(t *testing.T) {
 	api.Do("DELETE", "/api/v3/services/checkout?dryRun=maybe", nil).WantError(400, "ValidationError", "Query parameter 'dryRun' must be true or false")
 	api.Do("DELETE", "/api/v3/services/checkout?dryRun=false", nil).Want(204)
 	api.Do("GET", "/api/v3/services/checkout", nil).Want(404)
+}
+
+// TestDryRunCreatesSayThePortIsNoReservation (issue 54): a dry run of
+// several new services (apply --dry-run sends each document alone) answers
+// each the first free port, the same one; each answer warns that the port
+// is assigned on create, so that a preview of many does not promise one
+// port to all. A requested port, which the create would claim, and a real
+// create warn of nothing.
+func TestDryRunCreatesSayThePortIsNoReservation(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, _, _ := newTestAPI(t, dialect)
+		api.JSON("POST", "/api/v3/agents", map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}).Want(201)
+		body := func(name string) map[string]any {
+			return map[string]any{"name": name, "type": "external", "resource": "203.0.113.2", "targetPort": 443}
+		}
+		for _, name := range []string{"a", "b", "c"} {
+			var v struct{ BridgePort int }
+			r := api.JSON("POST", "/api/v3/services?dryRun=true", body(name)).Want(201).Decode(&v)
+			want := fmt.Sprintf(`299 - "service %s: bridgePort 10024 is the first free port now, not a reservation: ports are assigned on create, `+
+				`so a service created before it (another new service of the same apply too) takes it first"`, name)
+			if w := r.Header.Values("Warning"); v.BridgePort != 10024 || !slices.Equal(w, []string{want}) {
+				t.Errorf("dry-run create of %s: bridgePort %d, warned %q; want 10024, %q", name, v.BridgePort, w, want)
+			}
+		}
+		for _, r := range []*testResponse{
+			api.JSON("POST", "/api/v3/services?dryRun=true&bridgePort=10030", body("d")).Want(201),
+			api.JSON("POST", "/api/v3/services", body("e")).Want(201),
+		} {
+			if w := r.Header.Values("Warning"); len(w) != 0 {
+				t.Errorf("%s warned %q", r.req, w)
+			}
+		}
+	})
 }

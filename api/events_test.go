@@ -86,3 +86,42 @@ func TestServiceEvents(t *testing.T) {
 			WantError(400, "ValidationError", "Query parameter 'continue' is not a token this API gave")
 	})
 }
+
+// TestAgentChangeEventsNameTheAgent: the reconciles an agent change asks
+// for are recorded as requested by that change, naming the agent, on the
+// services that depend on it only; a dry run records none, and a reconcile
+// asked for through the API still says so.
+func TestAgentChangeEventsNameTheAgent(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, _, _ := newTestAPI(t, dialect)
+		api.JSON(http.MethodPost, "/api/v3/agents", map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"}).Want(201)
+		api.JSON(http.MethodPost, "/api/v3/agents", map[string]any{"name": "fog-a", "upstreamRouters": []string{"hub"}}).Want(201)
+		createService(t, api, map[string]any{"name": "ssh", "type": "agent", "resource": "fog-a", "targetPort": 22})
+		createService(t, api, map[string]any{"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+		messages := func(name string) []string {
+			es, _ := getEvents(t, api, servicesPath+"/"+name+"/events")
+			var out []string
+			for _, e := range es {
+				out = append(out, fmt.Sprintf("%s %s x%d", e.Reason, e.Message, e.Count))
+			}
+			return out
+		}
+		created := func(port int) string { return fmt.Sprintf("Created created with bridge port %d x1", port) }
+
+		api.JSON(http.MethodPatch, "/api/v3/agents/fog-a?dryRun=true", map[string]any{"routerMode": "none", "upstreamRouters": []string{}}).Want(200)
+		api.JSON(http.MethodPatch, "/api/v3/agents/fog-a", map[string]any{"routerMode": "none", "upstreamRouters": []string{}}).Want(200)
+		if got, want := messages("ssh"), []string{"ReconcileRequested reconcile requested by a change of agent fog-a x1", created(10024)}; !slices.Equal(got, want) {
+			t.Errorf("ssh's events after fog-a changed: %q, want %q", got, want)
+		}
+		if got, want := messages("vendor"), []string{created(10025)}; !slices.Equal(got, want) {
+			t.Errorf("vendor, which does not depend on fog-a: %q, want %q", got, want)
+		}
+
+		api.JSON(http.MethodPatch, "/api/v3/agents/hub", map[string]any{"host": "hub-2.example.com"}).Want(200)
+		api.Do(http.MethodPost, servicesPath+"/vendor/reconcile", nil).Want(http.StatusAccepted)
+		want := []string{"ReconcileRequested reconcile requested through the API x1", "ReconcileRequested reconcile requested by a change of agent hub x1", created(10025)}
+		if got := messages("vendor"); !slices.Equal(got, want) {
+			t.Errorf("vendor's events after hub changed: %q, want %q", got, want)
+		}
+	})
+}

@@ -59,12 +59,19 @@ func (s *Server) waitNote(ctx context.Context, svcs []service.Service) string {
 	return note
 }
 
-// view is svc as the API answers it, with note when it waits.
+// view is svc as the API answers it, with note when it waits, and why it
+// has no endpoint when one is expected (service.Unreachable): ready or
+// not, such a service never reads as if clients could reach it.
 func (s *Server) view(svc service.Service, n names, note string) wire.Service {
 	v := s.serviceAnswer(svc, n)
-	if waits(svc) {
-		v.ProvisioningMessage = note
+	var notes []string
+	if waits(svc) && note != "" {
+		notes = append(notes, note)
 	}
+	if why := service.Unreachable(svc, n.agent); why != "" {
+		notes = append(notes, "no endpoint: "+why)
+	}
+	v.ProvisioningMessage = strings.Join(notes, "; ")
 	return v
 }
 
@@ -286,6 +293,9 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 		return
 	}
 	s.afterCommit(c, "service "+svc.Name, s.Reconciler.ServiceCreated(reconcileCtx(c), svc.Name))
+	if isDryRun(ctx) && requested == nil {
+		warnFirstFreePort(c, svc.Name, svc.BridgePort)
+	}
 	v := s.serviceView(ctx, svc, n)
 	v.Distribution = preview // a dry run's; nil, so absent, otherwise
 	c.JSON(http.StatusCreated, v)

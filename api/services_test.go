@@ -274,6 +274,18 @@ func svcBody(base map[string]any, kv ...any) string {
 	return string(b)
 }
 
+// k8sMissing is the refusal of a service of type typ that lacks the
+// missing Kubernetes Service fields on the Kubernetes control plane: the
+// reference's msgK8sNeeds word for word, then what it fails to say.
+func k8sMissing(missing, typ string) string {
+	fields := map[string]string{
+		"k8sType":     "field 'k8sType' (one of LoadBalancer, ClusterIP, NodePort) is",
+		"servicePort": "field 'servicePort' (the Kubernetes Service's port) is",
+		"both":        "fields 'k8sType' (one of LoadBalancer, ClusterIP, NodePort) and 'servicePort' (the Kubernetes Service's port) are",
+	}
+	return msgK8sNeeds + ": required " + fields[missing] + " missing: on the Kubernetes control plane a service of type " + typ + " gets a Kubernetes Service"
+}
+
 // Messages the reference controller's clients know.
 const (
 	msgReserved     = `Service name cannot be "controller" or "router" or "router-internal" or "docker" or "podman" or "kubernetes" or "nats" or "nats-headless" or "nats-server"`
@@ -407,10 +419,10 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 
 			// Control plane.
 			{"k8s on remote", remote, create(svcBody(k8s)), 400, validation, msgK8sEnv},
-			{"microservice without k8sType on kubernetes", kube, create(svcBody(ms, "servicePort", 80)), 400, validation, msgK8sNeeds},
-			{"microservice without servicePort on kubernetes", kube, create(svcBody(ms, "k8sType", "LoadBalancer")), 400, validation, msgK8sNeeds},
-			{"agent without both on kubernetes", kube, create(svcBody(agent)), 400, validation, msgK8sNeeds},
-			{"external without servicePort on kubernetes", kube, create(svcBody(ext, "k8sType", "NodePort")), 400, validation, msgK8sNeeds},
+			{"microservice without k8sType on kubernetes", kube, create(svcBody(ms, "servicePort", 80)), 400, validation, k8sMissing("k8sType", "microservice")},
+			{"microservice without servicePort on kubernetes", kube, create(svcBody(ms, "k8sType", "LoadBalancer")), 400, validation, k8sMissing("servicePort", "microservice")},
+			{"agent without both on kubernetes", kube, create(svcBody(agent)), 400, validation, k8sMissing("both", "agent")},
+			{"external without servicePort on kubernetes", kube, create(svcBody(ext, "k8sType", "NodePort")), 400, validation, k8sMissing("servicePort", "external")},
 
 			// spec.kubernetes: refused off Kubernetes, validated as kube-apiserver does.
 			{"kubernetes block on remote", remote, create(svcBody(ext, "kubernetes", map[string]any{"externalTrafficPolicy": "Local"})), 400, validation,
@@ -552,7 +564,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"YAML PATCH no type", remote, updateYAML("checkout", yamlDoc([]string{"name: checkout"}, checkoutSpec[1:])), 400, validation, "Required field 'type' is missing"},
 			{"YAML PATCH type", remote, updateYAML("vendor", yamlDoc([]string{"name: vendor"}, []string{"type: agent", "resource: plant-a", "targetPort: 22"})), 400, validation, msgType},
 			{"YAML PATCH omits a custom bridge", remote, updateYAML("ssh", yamlDoc([]string{"name: ssh"}, []string{"type: agent", "resource: plant-a", "targetPort: 22"})), 400, validation, msgBridge},
-			{"YAML PATCH omits k8sType on kubernetes", kube, updateYAML("lb", yamlDoc([]string{"name: lb"}, append(slices.Clone(extSpec), "servicePort: 443"))), 400, validation, msgK8sNeeds},
+			{"YAML PATCH omits k8sType on kubernetes", kube, updateYAML("lb", yamlDoc([]string{"name: lb"}, append(slices.Clone(extSpec), "servicePort: 443"))), 400, validation, k8sMissing("k8sType", "external")},
 			{"YAML PATCH in another field", remote, svcRequest{method: patch, path: yamlPath + "/checkout", body: yamlDoc([]string{"name: checkout"}, checkoutSpec), upload: true, field: "file"}, 400, validation, "Missing file in multipart field 'service'"},
 			{"YAML PATCH not multipart", remote, svcJSONReq(patch, yamlPath+"/checkout", `{"targetPort":1}`), 400, validation, "Content-Type must be multipart/form-data with the document in field 'service'"},
 			{"YAML PATCH two documents", remote, updateYAML("checkout", yamlDoc([]string{"name: checkout"}, checkoutSpec)+"---\n"), 400, validation, "Error parsing YAML: expected a single document in the stream, but found more"},
@@ -926,7 +938,7 @@ func TestServiceUpdateThatChangesNothing(t *testing.T) {
 		p := newPlanes(t, dialect)
 		f := newInventory(t, p.remote)
 		createServiceYAML(t, p.remote, seedRemote)
-		setStatus(t, p.st, "checkout", 1, service.StatusReady, nil, nil)
+		setStatus(t, p.st, "checkout", 1, service.StatusReady, nil, strp("hub.example.com"))
 		want := getService(t, p.remote, "checkout")
 		p.rec.Reset()
 		events := func() string {

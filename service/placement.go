@@ -24,6 +24,16 @@ type PlacementInput struct {
 	Bridge *inventory.Agent
 }
 
+// AgentName is the name of the agent uuid among in's agents, else uuid.
+func (in PlacementInput) AgentName(uuid string) string {
+	for _, a := range []*inventory.Agent{in.Backend, in.DefaultRouter, in.Bridge} {
+		if a != nil && a.UUID == uuid {
+			return a.Name
+		}
+	}
+	return uuid
+}
+
 // Placement is where a service's objects go and what that depends on. It
 // is stored with the service: the routers' SQL only looks it up.
 type Placement struct {

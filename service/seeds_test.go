@@ -93,7 +93,7 @@ func TestSeedYAMLExamplesDecodeAndValidate(t *testing.T) {
 func TestSeedYAMLExamplesOnTheOtherControlPlane(t *testing.T) {
 	p, _ := DecodeYAML([]byte(seedYAMLs[0].doc))
 	wantMessage(t, Validate(p.Apply(Spec{}), ControlPlaneKubernetes),
-		"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port")
+		"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port: required fields 'k8sType' (one of LoadBalancer, ClusterIP, NodePort) and 'servicePort' (the Kubernetes Service's port) are missing: on the Kubernetes control plane a service of type microservice gets a Kubernetes Service")
 	p, _ = DecodeYAML([]byte(seedYAMLs[2].doc))
 	wantMessage(t, Validate(p.Apply(Spec{}), ControlPlaneRemote),
 		"Kubernetes environment is required for k8s service type")

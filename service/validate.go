@@ -67,7 +67,7 @@ func Validate(s Spec, controlPlane ControlPlane) error {
 	}
 	getsService := GetsKubernetesService(s.Type, controlPlane)
 	if getsService && (s.K8sType == nil || s.ServicePort == nil) {
-		return invalidf("Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port")
+		return errKubernetesServiceFields(s)
 	}
 	if err := validateResource(s.Type, s.Resource); err != nil {
 		return err
@@ -88,6 +88,28 @@ func Validate(s Spec, controlPlane ControlPlane) error {
 		return err
 	}
 	return validateKubernetes(s)
+}
+
+// kubernetesServiceFields is the reference's message for a service that
+// gets a Kubernetes Service without k8sType or servicePort. REST clients
+// match it, so it stays first, word for word; what it fails to say (which
+// field is missing) follows it.
+const kubernetesServiceFields = "Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"
+
+// errKubernetesServiceFields names the fields s lacks for its Kubernetes
+// Service (see GetsKubernetesService), after the reference's message.
+func errKubernetesServiceFields(s Spec) error {
+	k8sType := "'k8sType' (one of " + strings.Join(K8sTypes, ", ") + ")"
+	servicePort := "'servicePort' (the Kubernetes Service's port)"
+	missing := "field " + k8sType + " is"
+	switch {
+	case s.K8sType != nil:
+		missing = "field " + servicePort + " is"
+	case s.ServicePort == nil:
+		missing = "fields " + k8sType + " and " + servicePort + " are"
+	}
+	return invalidf("%s: required %s missing: on the Kubernetes control plane a service of type %s gets a Kubernetes Service",
+		kubernetesServiceFields, missing, s.Type)
 }
 
 func validateName(name string) error {

@@ -71,11 +71,11 @@ func TestValidate(t *testing.T) {
 			s.Type, s.Resource, s.K8sType, s.ServicePort = TypeK8s, "a.b", nil, nil
 		}, ""},
 		{"microservice on kubernetes without k8sType", kube, func(s *Spec) { s.K8sType = nil },
-			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"},
+			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port: required field 'k8sType' (one of LoadBalancer, ClusterIP, NodePort) is missing: on the Kubernetes control plane a service of type microservice gets a Kubernetes Service"},
 		{"agent on kubernetes without servicePort", kube, func(s *Spec) { s.Type, s.Resource, s.ServicePort = TypeAgent, "fog-a", nil },
-			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"},
+			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port: required field 'servicePort' (the Kubernetes Service's port) is missing: on the Kubernetes control plane a service of type agent gets a Kubernetes Service"},
 		{"external on kubernetes without both", kube, func(s *Spec) { s.Type, s.Resource, s.ServicePort, s.K8sType = TypeExternal, "a.b", nil, nil },
-			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port"},
+			"Kubernetes environment is required for k8s service type(LoadBalancer or ClusterIP or NodePort) and service port: required fields 'k8sType' (one of LoadBalancer, ClusterIP, NodePort) and 'servicePort' (the Kubernetes Service's port) are missing: on the Kubernetes control plane a service of type external gets a Kubernetes Service"},
 		{"unknown control plane is remote", "", func(s *Spec) { s.Type = TypeK8s; s.Resource = "a.b" },
 			"Kubernetes environment is required for k8s service type"},
 

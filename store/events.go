@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Event is something that happened to a service, as kubectl's Events.
@@ -48,35 +51,85 @@ const EventsPerService = 50
 // newest (see sameEvent), and drops the service's events beyond
 // EventsPerService. Call it in the transaction that makes the change.
 func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
+	return t.recordEvents(ctx, []Event{e})
+}
+
+// recordEvents records es, each of another service and at most 500 (an
+// IN list's worth), as RecordEvent records one, in the same few
+// statements however many they are: a change that asks thousands of
+// services to reconcile records their events at the cost of a few.
+func (t *Tx) recordEvents(ctx context.Context, es []Event) error {
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Service
+	}
 	if t.dialect == Postgres {
 		// Two transactions numbering the same service's events queue here
-		// rather than collide on (service_name, seq); other services' do not.
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(7366726, hashtext(?))`, e.Service); err != nil {
+		// rather than collide on (service_name, seq); other services' do
+		// not. The keys are taken in their order, so that two transactions
+		// taking several cannot each wait for the other's.
+		if _, err := t.exec(ctx, `SELECT COUNT(pg_advisory_xact_lock(7366726, k))
+			FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(CAST(? AS text[])) AS n ORDER BY k) locks`, pq.Array(names)); err != nil {
 			return err
 		}
 	}
+	q, args, err := t.in(`SELECT `+eventCols+` FROM service_events e WHERE service_name IN (?) AND seq = `+newestSeq("e"), names)
 	var newest []Event
-	if err := t.sel(ctx, &newest, `SELECT `+eventCols+` FROM service_events WHERE service_name = ? ORDER BY seq DESC LIMIT 1`, e.Service); err != nil {
+	if err == nil {
+		err = t.sel(ctx, &newest, q, args...)
+	}
+	if err != nil {
 		return err
+	}
+	last := make(map[string]Event, len(newest))
+	for _, n := range newest {
+		last[n.Service] = n
 	}
 	ts := now()
-	if len(newest) == 1 && sameEvent(newest[0], e) {
-		return t.write(ctx, `UPDATE service_events SET count = count + 1, last_at = ? WHERE service_name = ? AND seq = ?`,
-			ts, e.Service, newest[0].Seq)
+	var repeats, full []string // full: services with more than EventsPerService events now
+	var rows []string
+	var values []any
+	for _, e := range es {
+		n, ok := last[e.Service]
+		if ok && sameEvent(n, e) {
+			repeats = append(repeats, e.Service)
+			continue
+		}
+		seq := n.Seq + 1 // seqs start at 1
+		rows = append(rows, `(?, ?, ?, ?, ?, ?, 1, ?, ?)`)
+		values = append(values, e.Service, seq, e.Type, e.Reason, e.Message, e.Generation, ts, ts)
+		if seq > EventsPerService {
+			full = append(full, e.Service)
+		}
 	}
-	seq := int64(1)
-	if len(newest) == 1 {
-		seq = newest[0].Seq + 1
+	if len(rows) > 0 {
+		if err := t.write(ctx, `INSERT INTO service_events (`+eventCols+`) VALUES `+strings.Join(rows, ", "), values...); err != nil {
+			return err
+		}
 	}
-	if err := t.write(ctx, `INSERT INTO service_events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`,
-		e.Service, seq, e.Type, e.Reason, e.Message, e.Generation, ts, ts); err != nil {
-		return err
+	if len(repeats) > 0 {
+		if q, args, err = t.in(`UPDATE service_events SET count = count + 1, last_at = ?
+			WHERE service_name IN (?) AND seq = `+newestSeq("service_events"), ts, repeats); err == nil {
+			err = t.write(ctx, q, args...)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if seq <= EventsPerService { // seqs start at 1: none to drop yet
+	if len(full) == 0 {
 		return nil
 	}
-	_, err := t.exec(ctx, `DELETE FROM service_events WHERE service_name = ? AND seq <= ?`, e.Service, seq-EventsPerService)
+	if q, args, err = t.in(`DELETE FROM service_events WHERE service_name IN (?) AND seq <= `+newestSeq("service_events")+` - ?`,
+		full, EventsPerService); err == nil {
+		_, err = t.exec(ctx, q, args...)
+	}
 	return err
+}
+
+// newestSeq selects the seq of the newest event of the service of a row
+// of events (service_events or its alias).
+func newestSeq(events string) string {
+	return `(SELECT MAX(m.seq) FROM service_events m WHERE m.service_name = ` + events + `.service_name)`
 }
 
 // sameEvent reports whether e repeats newest (a retry failing alike, a

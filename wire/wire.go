@@ -349,3 +349,25 @@ type FailedBridge struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
 }
+
+// Settings is the answer of GET /api/v3/settings: the server's settings a
+// client needs to write what the server will read as meant (svcbridge
+// import maps agent tags to ServiceAnnotationTag and keeps bridge ports
+// within BridgePorts).
+type Settings struct {
+	// ServiceAnnotationTag is SERVICE_ANNOTATION_TAG: an agent tag
+	// "<ServiceAnnotationTag>: T" selects the services tagged T.
+	ServiceAnnotationTag string `json:"serviceAnnotationTag"`
+	// BridgePortsRange is BRIDGE_PORTS_RANGE as configured; BridgePorts
+	// its first and last ports.
+	BridgePortsRange string    `json:"bridgePortsRange"`
+	BridgePorts      PortRange `json:"bridgePorts"`
+	// ControlPlane is CONTROL_PLANE: remote or kubernetes.
+	ControlPlane string `json:"controlPlane"`
+}
+
+// PortRange is an inclusive range of ports.
+type PortRange struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+}
