@@ -123,5 +123,14 @@ func TestAgentChangeEventsNameTheAgent(t *testing.T) {
 		if got := messages("vendor"); !slices.Equal(got, want) {
 			t.Errorf("vendor's events after hub changed: %q, want %q", got, want)
 		}
+
+		// A microservice moved to another agent names itself.
+		api.JSON(http.MethodPost, "/api/v3/agents", map[string]any{"name": "fog-b", "upstreamRouters": []string{"hub"}}).Want(201)
+		m := createMicroservice(t, api, map[string]any{"application": "shop", "name": "cart", "agent": "hub"})
+		createService(t, api, map[string]any{"name": "cart", "type": "microservice", "resource": "shop/cart", "targetPort": 80})
+		api.JSON(http.MethodPatch, "/api/v3/microservices/"+m.UUID, map[string]any{"agent": "fog-b"}).Want(200)
+		if got := messages("cart"); len(got) == 0 || got[0] != "ReconcileRequested reconcile requested by a change of microservice shop/cart x1" {
+			t.Errorf("cart's events after its microservice moved: %q", got)
+		}
 	})
 }

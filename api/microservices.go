@@ -224,7 +224,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 			if err := tx.QueueAgents(ctx, movedAgents(old, m)); err != nil {
 				return err
 			}
-			if err := tx.RequestReconciles(ctx, services); err != nil {
+			if err := tx.RequestReconcilesFor(ctx, services, "reconcile requested by a change of microservice "+m.Application+"/"+m.Name); err != nil {
 				return err
 			}
 			if broken, err = s.brokenServices(ctx, tx, services); err != nil {

@@ -448,22 +448,16 @@ func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
 	return n, err
 }
 
-// RequestReconciles counts a reconcile of each named service, asked for by
+// RequestReconcilesFor counts a reconcile of each named service, asked for by
 // a change of an agent or microservice it depends on, in the transaction
 // of that change: until a reconcile that began after it finishes, the
 // service is unsettled, so the worker's resync signals it again when the
 // API's signal is lost, and the drift check does not mistake its pass
-// under way for a repair.
-func (t *Tx) RequestReconciles(ctx context.Context, names []string) error {
-	return t.RequestReconcilesFor(ctx, names, "")
-}
-
-// RequestReconcilesFor is RequestReconciles recording, as each service's
-// ReconcileRequested event, cause: the change that asks for the reconcile,
-// as its caller knows it ("reconcile requested by a change of agent
-// fog-a"); "" records none. The events of 500 services cost a few
-// statements, so that a change of the default router, which every service
-// may follow, stays a short transaction.
+// under way for a repair. cause, each service's ReconcileRequested event,
+// is the change as its caller knows it ("reconcile requested by a change
+// of agent fog-a"); "" records none. The events of 500 services cost a
+// few statements, so that a change of the default router, which every
+// service may follow, stays a short transaction.
 func (t *Tx) RequestReconcilesFor(ctx context.Context, names []string, cause string) error {
 	at := now()
 	for chunk := range slices.Chunk(names, 500) {

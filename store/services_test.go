@@ -413,7 +413,7 @@ func TestUnsettledAmong(t *testing.T) {
 		// service until a pass that read the request finishes; the resync
 		// leaves it to the API's signal for a grace period.
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
-			return tx.RequestReconciles(ctx, []string{"ready", "unknown"})
+			return tx.RequestReconcilesFor(ctx, []string{"ready", "unknown"}, "")
 		})
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			if got, err := tx.UnsettledAmong(ctx, []string{"ready"}); err != nil || !slices.Equal(got, []string{"ready"}) {
