@@ -69,8 +69,9 @@ type Service struct {
 	ResourceName      string `json:"resourceName"`
 	DefaultBridgeName string `json:"defaultBridgeName"`
 	WorkflowRef
-	// ProvisioningMessage says why a pending or deleting service waits,
-	// when the server knows: no worker polls the task queue.
+	// ProvisioningMessage says what the status alone does not, when the
+	// server knows: why a pending or deleting service waits (no worker
+	// polls the task queue), or that clients cannot reach it (no endpoint).
 	ProvisioningMessage string `json:"provisioningMessage,omitempty"`
 	// Distribution is sent by GET /services/{name} and by dry runs, never
 	// by lists: nil is absent, empty is none.
