@@ -63,7 +63,7 @@ func scrape(t *testing.T, url string) map[string]float64 {
 // runs a worker: the counters are this server's.)
 func TestMetricsFromTheStart(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	config.Flags(fs)
+	config.RoleFlags(fs, "dev")
 	if err := fs.Parse([]string{"--data-dir", t.TempDir(), "--temporal-port", "0", "--database-url", "", "--log-level", "warn"}); err != nil {
 		t.Fatal(err)
 	}
