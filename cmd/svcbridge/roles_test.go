@@ -104,7 +104,7 @@ const token = "roles-test-admin-token-000000001"
 func serveTestAPI(t *testing.T, args []string, o api.Options) (net.Listener, config.Config) {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	config.Flags(fs)
+	config.RoleFlags(fs, "dev")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
