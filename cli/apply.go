@@ -220,15 +220,19 @@ metadata.name "application/name" (or name plus spec.application), spec.agent
 
 A document that fails does not stop the others; the exit code then reports the
 worst failure. With --wait, apply then waits until every applied service is
-ready (exit 3 with its provisioningError if one fails, 4 after --timeout). An
-unchanged service that is not ready, or that follows a change to an agent or a
-microservice in the same run, is reconciled again first, so that its status is
-current rather than older than the apply. Ready means the service's objects are
-written to the routers' configs; --wait=rollout waits on until the router of every
-agent the service selects holds its listener (its router-sync reported so; an agent
-without one acknowledged the change) and no other still does. A router that refuses
-the listener ends the wait with exit 3, naming the agent and the router's reason; a
-timeout names the agents still to go and why.
+ready (exit 3 with its provisioningError if one fails, 4 after --timeout). apply
+writes nothing for an unchanged service, and --wait asks for no reconcile of it
+either: it waits on the service as it is, through the reconcile the server
+requested itself when an agent or microservice it depends on changed (in this
+run or before). So an unchanged failed service ends the wait with exit 3 and its
+provisioningError at once: 'svcbridge reconcile NAME --wait' retries it.
+
+Ready means the service's objects are written to the routers' configs;
+--wait=rollout waits on until the router of every agent the service selects holds
+its listener (its router-sync reported so; an agent without one acknowledged the
+change) and no other still does. A router that refuses the listener ends the wait
+with exit 3, naming the agent and the router's reason; a timeout names the agents
+still to go and why.
 
 With --dry-run=server (also --dry-run alone or =client: the server's rules are the
 only ones) every write is sent with ?dryRun=true: the server runs it,
@@ -283,7 +287,6 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 		unchanged bool
 	}
 	var services []applied
-	inventoryChanged := false
 	for _, d := range docs {
 		line, err := applyOne(ctx, c, d)
 		if err != nil {
@@ -300,8 +303,6 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 		fmt.Fprintln(out, line+dryRunNote(c))
 		if d.kind == "Service" {
 			services = append(services, applied{d.name, unchanged})
-		} else if !unchanged {
-			inventoryChanged = true
 		}
 	}
 	if w.wait {
@@ -312,24 +313,18 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *Client, docs []documen
 				targets = append(targets, &waitTarget{name: s.name, goal: untilReady})
 				continue
 			}
-			// An unchanged service's status may predate this apply: when
-			// it is not ready, or an agent or microservice changed
-			// meanwhile, a reconcile now gives the current answer.
+			// apply wrote nothing for an unchanged service, and asks for
+			// nothing either: it waits on the service as it is. A change
+			// of an agent or microservice it depends on (of this run or
+			// before) had the server request its reconcile, with the
+			// change: that reconcile is waited for.
 			cur, err := c.GetService(ctx, s.name)
-			if err == nil && cur.Settled() && cur.ProvisioningStatus == "ready" && !inventoryChanged {
-				targets = append(targets, &waitTarget{name: s.name, goal: untilReady})
-				continue
-			}
-			var request int64
-			if err == nil {
-				request, err = c.ReconcileService(ctx, s.name)
-			}
 			if err != nil {
 				fmt.Fprintf(errOut, "error: service/%s: %v\n", s.name, err)
 				errs = append(errs, err)
 				continue
 			}
-			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, request: request})
+			targets = append(targets, &waitTarget{name: s.name, goal: untilReconciled, request: cur.ReconcileRequest, unchanged: true})
 		}
 		if err := w.waiter(cmd, c).wait(ctx, targets, w.timeout); err != nil {
 			errs = append(errs, err)

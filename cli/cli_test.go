@@ -334,6 +334,26 @@ func TestCLIWaitFollowsTheService(t *testing.T) {
 	}
 }
 
+// runCLI runs the command line args in-process, as the binary does, and
+// returns its exit code and what it printed.
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	code = -1
+	root := &cobra.Command{Use: "svcbridge", SilenceErrors: true, SilenceUsage: true}
+	root.AddCommand(Commands(Options{Exit: func(c int) { code = c }})...)
+	var o, e bytes.Buffer
+	root.SetOut(&o)
+	root.SetErr(&e)
+	root.SetArgs(args)
+	err := root.Execute()
+	if code == -1 {
+		code = ExitCode(err)
+		if err != nil { // main prints it
+			PrintErrors(&e, err)
+		}
+	}
+	return code, o.String(), e.String()
+}
+
 // TestCLICommandsExitWithTheirCode runs the commands in-process against a
 // fake API.
 func TestCLICommandsExitWithTheirCode(t *testing.T) {
@@ -357,33 +377,19 @@ func TestCLICommandsExitWithTheirCode(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f.yaml")
 	os.WriteFile(file, []byte("kind: Agent\nmetadata: {name: hub}\n---\nkind: Service\nmetadata: {name: checkout}\nspec: {type: microservice, resource: orders/checkout, targetPort: 8080}\n"), 0o600)
 
-	run := func(args ...string) (code int, stdout, stderr string) {
-		code = -1
-		root := &cobra.Command{Use: "svcbridge", SilenceErrors: true, SilenceUsage: true}
-		root.AddCommand(Commands(Options{Exit: func(c int) { code = c }})...)
-		var o, e bytes.Buffer
-		root.SetOut(&o)
-		root.SetErr(&e)
-		root.SetArgs(args)
-		err := root.Execute()
-		if code == -1 {
-			code = ExitCode(err)
-		}
-		return code, o.String(), e.String()
-	}
-	code, stdout, stderr := run("apply", "-f", file, "--server", srv.URL)
+	code, stdout, stderr := runCLI("apply", "-f", file, "--server", srv.URL)
 	if code != ExitRejected || stdout != "agent/hub created (agent token, shown once: tok)\n" ||
 		stderr != "error: service/checkout ("+file+", document 2): Invalid microservice NAME 'orders/checkout' (400 ValidationError)\n" {
 		t.Errorf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, _, stderr = run("describe", "service", "checkout", "--server", srv.URL)
+	code, _, stderr = runCLI("describe", "service", "checkout", "--server", srv.URL)
 	if code != ExitRejected || stderr != "error: Service with name checkout not found (404 NotFoundError)\n" {
 		t.Errorf("describe: exit %d %q", code, stderr)
 	}
-	if code, _, _ = run("get", "widgets", "--server", srv.URL); code != ExitOther {
+	if code, _, _ = runCLI("get", "widgets", "--server", srv.URL); code != ExitOther {
 		t.Errorf("get widgets: exit %d", code)
 	}
-	if code, _, _ = run("status", "--server", "http://127.0.0.1:1"); code != ExitUnreachable {
+	if code, _, _ = runCLI("status", "--server", "http://127.0.0.1:1"); code != ExitUnreachable {
 		t.Errorf("status against a closed port: exit %d", code)
 	}
 }

@@ -41,6 +41,9 @@ type Client struct {
 	// unauthorized, when set, is added to a 401's message: where the
 	// token came from, and what to do.
 	unauthorized string
+	// Context names the context of the configuration file that Server
+	// came from ("" when none did), for the errors to name.
+	Context string
 }
 
 // APIError is an answer of the API outside 2xx: its HTTP status and the
@@ -76,13 +79,24 @@ func NotFound(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
 }
 
-// UnreachableError is a request that got no HTTP answer at all.
+// UnreachableError is a request that got no HTTP answer at all. Context
+// is the context the server came from, if one did.
 type UnreachableError struct {
-	Server string
-	Err    error
+	Server, Context string
+	Err             error
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Context != "" {
+		// The server is named: of the request's error, the cause.
+		cause := e.Err
+		var ue *url.Error
+		if errors.As(cause, &ue) {
+			cause = ue.Err
+		}
+		return fmt.Sprintf("context %s (%s): cannot reach its svcbridge server: %v (is it running? 'svcbridge config get-contexts' lists the contexts; --context NAME picks another)",
+			e.Context, e.Server, cause)
+	}
 	return fmt.Sprintf("cannot reach the svcbridge server at %s: %v (set --server or SVCBRIDGE_SERVER)", e.Server, e.Err)
 }
 
@@ -190,7 +204,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, nil, nil, &UnreachableError{Server: c.Server, Err: err}
+		return 0, nil, nil, &UnreachableError{Server: c.Server, Context: c.Context, Err: err}
 	}
 	c.printWarnings(resp.Header)
 	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 && resp.Header.Get("X-Dry-Run") != "true" {
@@ -254,7 +268,7 @@ func (c *Client) send(ctx context.Context, method, path, contentType, accept str
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &UnreachableError{Server: c.Server, Err: err}
+		return nil, &UnreachableError{Server: c.Server, Context: c.Context, Err: err}
 	}
 	return resp, nil
 }
@@ -387,15 +401,25 @@ func withQuery(path, key, value string) string {
 // serves the same write routes and would ignore the parameter and write.
 // Every answer of svcbridge's, an error too, carries X-Svcbridge-Version.
 func (c *Client) CheckDryRun(ctx context.Context) error {
-	resp, err := c.send(ctx, http.MethodGet, "/healthz", "", "application/json", nil)
+	ok, err := c.isSvcbridge(ctx)
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
-	if resp.Header.Get("X-Svcbridge-Version") == "" {
+	if !ok {
 		return &ExitError{Code: ExitOther, Err: fmt.Errorf("the server at %s is not svcbridge (no X-Svcbridge-Version header): it would ignore --dry-run=server and write; nothing was sent", c.Server)}
 	}
 	return nil
+}
+
+// isSvcbridge reports whether the server answers as svcbridge: every
+// answer of svcbridge's, an error too, carries X-Svcbridge-Version.
+func (c *Client) isSvcbridge(ctx context.Context) (bool, error) {
+	resp, err := c.send(ctx, http.MethodGet, "/healthz", "", "application/json", nil)
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	return resp.Header.Get("X-Svcbridge-Version") != "", nil
 }
 
 // ---- services ----
@@ -637,6 +661,14 @@ func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 	var st wire.Status
 	_, err := c.getJSON(ctx, "/api/v3/status", &st)
 	return st.Versions.Svcbridge, err
+}
+
+// Settings reads the settings the server runs with that a client needs
+// (its tag prefix, bridge ports range and control plane).
+func (c *Client) Settings(ctx context.Context) (wire.Settings, error) {
+	var s wire.Settings
+	_, err := c.getJSON(ctx, "/api/v3/settings", &s)
+	return s, err
 }
 
 // Readyz reads the server's readiness report; Worker says whether a

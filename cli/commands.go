@@ -249,7 +249,7 @@ func (c *conn) client(cmd *cobra.Command) (*Client, error) {
 		return nil, err
 	}
 	return &Client{Server: conn.server, Token: conn.token, HTTP: &http.Client{Timeout: 30 * time.Second},
-		Warnings: cmd.ErrOrStderr(), unauthorized: conn.unauthorizedHint()}, nil
+		Warnings: cmd.ErrOrStderr(), unauthorized: conn.unauthorizedHint(), Context: conn.context}, nil
 }
 
 // normalizeServer accepts host:port and a URL; it returns a URL without a
@@ -398,7 +398,9 @@ func dryRunNote(c *Client) string {
 
 // ---- output ----
 
-// outputFlag is -o: "" (a table), wide, json, yaml, name.
+// outputFlag is -o: "" (a table), wide, json, yaml, name; for get also
+// jsonpath=TEMPLATE and custom-columns=SPEC (an allowed format written
+// NAME=WHAT takes a value after NAME=).
 type outputFlag struct {
 	format  string
 	allowed []string
@@ -408,7 +410,17 @@ func (o *outputFlag) flags(cmd *cobra.Command, allowed ...string) {
 	o.allowed = allowed
 	cmd.Flags().StringVarP(&o.format, "output", "o", "", "output format: "+strings.Join(allowed, "|")+" (default: a table)")
 	cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return allowed, cobra.ShellCompDirectiveNoFileComp
+		formats, directive := make([]string, len(allowed)), cobra.ShellCompDirectiveNoFileComp
+		for i, a := range allowed {
+			name, _, valued := strings.Cut(a, "=")
+			formats[i] = name
+			if valued {
+				// The value follows without a space: jsonpath='{...}'.
+				formats[i] += "="
+				directive |= cobra.ShellCompDirectiveNoSpace
+			}
+		}
+		return formats, directive
 	})
 }
 
@@ -417,11 +429,22 @@ func (o *outputFlag) check() error {
 		return nil
 	}
 	for _, a := range o.allowed {
-		if a == o.format {
+		name, _, valued := strings.Cut(a, "=")
+		if a == o.format || valued && (o.format == name || strings.HasPrefix(o.format, name+"=")) {
 			return nil
 		}
 	}
 	return &ExitError{Code: ExitOther, Err: fmt.Errorf("invalid --output %q: want one of %s", o.format, strings.Join(o.allowed, ", "))}
+}
+
+// template is the parsed -o jsonpath=... or -o custom-columns=..., nil
+// for another format.
+func (o *outputFlag) template() (*templateOutput, error) {
+	t, err := parseTemplateOutput(o.format)
+	if err != nil {
+		return nil, &ExitError{Code: ExitOther, Err: err}
+	}
+	return t, nil
 }
 
 // progressWriter is stderr when it is a terminal, else nil: progress lines

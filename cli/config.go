@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -87,6 +92,67 @@ func AddContext(path, name string, ctx Context) (current bool, err error) {
 	return current, err
 }
 
+// DevContext is the context `svcbridge dev` saves its server as.
+const DevContext = "dev"
+
+// AddDevContext saves a `svcbridge dev` server as a context of the file
+// at path, as AddContext does: as context dev, unless dev is another
+// svcbridge server that answers (another dev, on another data dir or
+// port, still running). That one is kept, and this one is saved as
+// dev-<port> (dev-<port>-2, ... when that is another running server's
+// too), which a line on warn says. name is the context saved; current
+// whether it is the current context.
+func AddDevContext(path string, ctx Context, warn io.Writer) (name string, current bool, err error) {
+	c, err := LoadConfig(path)
+	if err != nil {
+		return "", false, err
+	}
+	name = DevContext
+	for n := 1; c.heldByAnother(name, ctx.Server); n++ {
+		name = devContextName(ctx.Server, n)
+	}
+	if current, err = AddContext(path, name, ctx); err != nil || name == DevContext {
+		return name, current, err
+	}
+	fmt.Fprintf(warn, "The CLI context %s is %s, another svcbridge server, which is running: it is kept, and this server is saved as context %s "+
+		"(svcbridge --context %s ..., or svcbridge config use-context %s).\n", DevContext, c.Contexts[DevContext].Server, name, name, name)
+	return name, current, nil
+}
+
+// devContextName is the nth name AddDevContext tries after dev, after
+// the server's port: dev-8081, dev-8081-2, ...
+func devContextName(server string, n int) string {
+	name := "dev"
+	if u, err := url.Parse(server); err == nil && u.Port() != "" {
+		name += "-" + u.Port()
+	}
+	if n > 1 || name == "dev" {
+		name += "-" + strconv.Itoa(n)
+	}
+	return name
+}
+
+// heldByAnother reports whether context name holds a server other than
+// server that answers as svcbridge: one not running any more may be
+// replaced, as its token is of no use.
+func (c *Config) heldByAnother(name, server string) bool {
+	held := c.Contexts[name]
+	if held == nil {
+		return false
+	}
+	heldURL, err := normalizeServer(held.Server)
+	if err != nil {
+		return false
+	}
+	if ours, err := normalizeServer(server); err == nil && ours == heldURL {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ok, _ := (&Client{Server: heldURL}).isSvcbridge(ctx)
+	return ok
+}
+
 func (c *Config) put(name string, ctx Context) {
 	if c.Contexts == nil {
 		c.Contexts = map[string]*Context{}
@@ -144,6 +210,7 @@ type settings struct {
 // each came from (for a 401's hint).
 type connection struct {
 	server, token string
+	context       string   // the context server came from; "" when none did
 	tokenFrom     string   // where the token came from; "" without one
 	looked        []string // every place a token was looked for
 }
@@ -168,7 +235,7 @@ func (s settings) resolve() (connection, error) {
 	case s.envServer != "":
 		c.server = s.envServer
 	case ctx != nil && ctx.Server != "":
-		c.server = ctx.Server
+		c.server, c.context = ctx.Server, s.contextName
 	default:
 		c.server = DefaultServer
 	}

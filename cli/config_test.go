@@ -176,3 +176,75 @@ func TestCLIAddContextBecomesCurrentOnlyWithoutOne(t *testing.T) {
 		}
 	}
 }
+
+// A second `svcbridge dev` keeps the first's context dev while that
+// server runs: it saves itself as dev-<port>, and says so. A dev context
+// whose server no longer runs is replaced, as before.
+func TestCLIDevKeepsTheContextOfAnotherRunningDev(t *testing.T) {
+	first := newFleet(t) // and a configuration file of the test's own
+	path := ConfigPath()
+	save := func(server, token string) (name string, current bool, warned string) {
+		t.Helper()
+		var warn strings.Builder
+		name, current, err := AddDevContext(path, Context{Server: server, Token: token}, &warn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name, current, warn.String()
+	}
+	context := func(name string) Context {
+		t.Helper()
+		cfg, err := LoadConfig(path)
+		if err != nil || cfg.Contexts[name] == nil {
+			t.Fatalf("no context %s (%v)", name, err)
+		}
+		return *cfg.Contexts[name]
+	}
+	if name, current, warned := save(first.URL, "first-token"); name != "dev" || !current || warned != "" {
+		t.Errorf("the first dev: saved as %s (current %v), said %q", name, current, warned)
+	}
+	second := closedServer(t)
+	port := second[strings.LastIndex(second, ":")+1:]
+	name, current, warned := save(second, "second-token")
+	if name != "dev-"+port || current || warned != "The CLI context dev is "+first.URL+", another svcbridge server, which is running: it is kept, "+
+		"and this server is saved as context dev-"+port+" (svcbridge --context dev-"+port+" ..., or svcbridge config use-context dev-"+port+").\n" {
+		t.Errorf("a second dev: saved as %s (current %v), said %q", name, current, warned)
+	}
+	if dev, second := context("dev"), context(name); dev != (Context{Server: first.URL, Token: "first-token"}) || second.Token != "second-token" {
+		t.Errorf("contexts dev %+v and %s %+v", dev, name, second)
+	}
+	// The second one again (a restart): the same context.
+	if again, _, _ := save(second, "second-token-2"); again != name || context(name).Token != "second-token-2" {
+		t.Errorf("the second dev restarted: saved as %s %+v", again, context(again))
+	}
+
+	// Its server down, context dev is reported by name, as is the other.
+	first.srv.Close()
+	code, _, stderr := runCLI("get", "services")
+	host := strings.TrimPrefix(first.URL, "http://")
+	if code != ExitUnreachable || !strings.HasPrefix(stderr, "error: context dev ("+first.URL+"): cannot reach its svcbridge server: dial tcp "+host+": connect: connection refused (") {
+		t.Errorf("get services with the current context's server down: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI("status", "--context", name)
+	if code != ExitUnreachable || !strings.HasPrefix(stderr, "error: context "+name+" ("+second+"): cannot reach its svcbridge server: ") {
+		t.Errorf("status --context %s with its server down: exit %d\n%s", name, code, stderr)
+	}
+	// --server names no context.
+	code, _, stderr = runCLI("get", "services", "--server", first.URL)
+	if code != ExitUnreachable || !strings.HasPrefix(stderr, "error: cannot reach the svcbridge server at "+first.URL+": ") {
+		t.Errorf("get services --server, down: exit %d\n%s", code, stderr)
+	}
+
+	// A third dev, the first no longer running: dev is its.
+	third := closedServer(t)
+	if name, current, warned := save(third, "third-token"); name != "dev" || !current || warned != "" || context("dev").Server != third {
+		t.Errorf("a dev after the first stopped: saved as %s (current %v), said %q, dev %+v", name, current, warned, context("dev"))
+	}
+}
+
+// closedServer is the URL of a port nothing listens on any more.
+func closedServer(t *testing.T) string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return srv.URL
+}

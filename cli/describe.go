@@ -31,6 +31,11 @@ pending, being removed; then the first 20, or all with --all, with why and wheth
 they acknowledged the change), its Temporal workflow and a Web UI link to it. Or an agent: its
 settings, its open bridge ports and the services it listens for.
 
+LISTENING says whether the agent's router serves the service's port: "yes" once its
+listener is written to the router's config (ROUTER: whether the router holds it yet),
+"no (router refused)" when the router refused it, "no (service failed)" for every
+listener of a failed service (its connector or hub listener is not in place).
+
 The workflow's namespace and Web UI link are the server's (TEMPORAL_NAMESPACE and
 TEMPORAL_UI_URL; dev links its own UI): none is shown when the server does not say.
 ` + connectionHelp + exitCodesHelp,
@@ -148,6 +153,23 @@ func reasonText(reason string, w *bool, listening bool) string {
 	return reason
 }
 
+// listeningText is the LISTENING column: whether the agent's router
+// serves the service's port. A listener written to its router config is
+// not served when the service failed (its connector or hub listener is
+// not in place: the port carries nothing) or when the router refused it;
+// the column says which, and never "yes" for either.
+func listeningText(listening bool, rollout string, serviceFailed bool) string {
+	switch {
+	case !listening:
+		return "no"
+	case serviceFailed:
+		return "no (service failed)"
+	case rollout == routerconfig.RolloutFailed:
+		return "no (router refused)"
+	}
+	return "yes"
+}
+
 // rolloutText shows how far a listener has got on its router, with why it
 // failed or waits: "applied", "failed: Address already in use", "pending:
 // router unreachable: ...", "-" where the agent does not listen.
@@ -260,7 +282,7 @@ func (d describer) distribution(s Service, now time.Time) error {
 	}
 	t := newIndentedTable(d.w, "AGENT", "REASON", "LISTENING", "ROUTER", "ACKNOWLEDGED", "WRITTEN")
 	for _, e := range shown {
-		t.row(e.AgentName, reasonText(e.Reason, e.Wanted, e.Listening), yesNo(e.Listening), rolloutText(e.Rollout, e.RolloutReason, e.Listening),
+		t.row(e.AgentName, reasonText(e.Reason, e.Wanted, e.Listening), listeningText(e.Listening, e.Rollout, !served(s)), rolloutText(e.Rollout, e.RolloutReason, e.Listening),
 			ago(e.AcknowledgedAt, now, "no"), ago(e.WrittenAt, now, "-"))
 	}
 	if err := t.flush(); err != nil {
@@ -419,15 +441,35 @@ func (d describer) agent(ctx context.Context, name string) error {
 	if len(svcs) == 0 {
 		return nil
 	}
+	failed, err := d.failedServices(ctx)
+	if err != nil {
+		return err
+	}
 	t := newIndentedTable(d.w, "SERVICE", "BRIDGE-PORT", "REASON", "LISTENING", "ROUTER", "ACKNOWLEDGED")
 	for _, s := range svcs {
 		port := "-"
 		if s.BridgePort != nil {
 			port = fmt.Sprint(*s.BridgePort)
 		}
-		t.row(s.Service, port, reasonText(s.Reason, s.Wanted, s.Listening), yesNo(s.Listening), rolloutText(s.Rollout, s.RolloutReason, s.Listening), ago(s.AcknowledgedAt, now, "no"))
+		t.row(s.Service, port, reasonText(s.Reason, s.Wanted, s.Listening), listeningText(s.Listening, s.Rollout, failed[s.Service]),
+			rolloutText(s.Rollout, s.RolloutReason, s.Listening), ago(s.AcknowledgedAt, now, "no"))
 	}
 	return t.flush()
+}
+
+// failedServices names the services whose provisioning failed: an
+// agent's services (GET /agents/{agent}/services) do not say it, the
+// services' list does.
+func (d describer) failedServices(ctx context.Context) (map[string]bool, error) {
+	all, err := d.c.ListServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failed := map[string]bool{}
+	for _, s := range all {
+		failed[s.Name] = !served(s)
+	}
+	return failed, nil
 }
 
 // routerSide says what an agent's router side last reported: whether its

@@ -196,15 +196,30 @@ func microserviceDocument(raw []byte) ([]byte, error) {
 // converted by toDoc: the one document when one name was asked for, else
 // a kind: List of them.
 func printDocuments(w io.Writer, format string, names []string, raws []json.RawMessage, toDoc func([]byte) ([]byte, error)) error {
+	docs, err := documents(raws, toDoc)
+	if err != nil {
+		return err
+	}
+	return printDocs(w, format, len(names) == 1, docs)
+}
+
+// documents converts the API objects raws by toDoc.
+func documents(raws []json.RawMessage, toDoc func([]byte) ([]byte, error)) ([][]byte, error) {
 	docs := make([][]byte, len(raws))
 	for i, r := range raws {
 		d, err := toDoc(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		docs[i] = d
 	}
-	if len(names) == 1 && len(docs) == 1 {
+	return docs, nil
+}
+
+// printDocs prints docs in format json or yaml: the one document when
+// one was asked for by name (single), else a kind: List of them.
+func printDocs(w io.Writer, format string, single bool, docs [][]byte) error {
+	if single && len(docs) == 1 {
 		return printRaw(w, format, docs[0])
 	}
 	list := object{{"apiVersion", rawString(apiVersion)}, {"kind", rawString("List")},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,10 +91,13 @@ func getCmd(o Options) *cobra.Command {
 	var selector, sortBy string
 	var noHeaders bool
 	cmd := &cobra.Command{
-		Use:   "get services|agents|microservices [NAME...] | get KIND/NAME...",
+		Use:   "get services|agents|microservices[,KIND...] [NAME...] | get KIND/NAME...",
 		Short: "List services, agents or microservices",
 		Long: `List services, agents or microservices (aliases: svc, agent, ms), or the named ones
-(also as kind/name, as -o name prints them: get service/checkout).
+(also as kind/name, as -o name prints them: get service/checkout). Several kinds,
+comma-separated, list each in turn as kubectl does: get svc,agents prints the
+services' table, then the agents' (names as kind/name); -o json|yaml|name|jsonpath
+and custom-columns print the objects of every kind together.
 
 Tables are for people. -o json and -o yaml print the documents apply reads (kind,
 metadata, spec, and what the server sets under status, which apply ignores): the
@@ -101,10 +105,20 @@ document with one name, else a kind: List of them; 'svcbridge apply -f' takes
 either back unchanged. -o name prints kind/name lines, which every verb taking
 names accepts. -o wide adds columns.
 
+-o jsonpath=TEMPLATE and -o custom-columns=HEADER:PATH,... are kubectl's, on the
+objects as the API answers them (the fields of -o json's documents without their
+metadata/spec/status levels: .name, .bridgePort, .provisioningStatus; a service
+asked for by name has .distribution[*].agentName too): a list is a kind: List of
+them, the one object asked for by name is itself. -o jsonpath='{.items[*].name}' prints the names;
+-o jsonpath='{range .items[*]}{.name}{"\t"}{.bridgePort}{"\n"}{end}' a line
+each. A custom column is the values of its path joined by commas, <none> where
+there is none.
+
 With --watch (-w), get prints the objects, then each change as the server reports
 it (ADDED, MODIFIED, DELETED in an EVENT column; -o json: one {"type", "object"}
-line per change, the object as -o json prints it), until interrupted. A dropped
-connection is opened again and nothing is missed or printed twice.
+line per change, the object as -o json prints it; -o jsonpath: the template over
+each changed object), until interrupted. A dropped connection is opened again
+and nothing is missed or printed twice. It follows one kind.
 
 -l/--selector selects services by tag, as kubectl's by label: -l checkout or
 -l tag=checkout; -l checkout,payments selects those with both. --sort-by orders
@@ -119,7 +133,11 @@ orders the initial list; changes follow in the order they happen.
   svcbridge get svc checkout -o yaml > checkout.yaml   # apply -f takes it back
   svcbridge get services -o name | xargs svcbridge describe
   svcbridge get agents -o wide
+  svcbridge get svc,agents
   svcbridge get microservices -o json
+  svcbridge get services -o jsonpath='{.items[*].bridgePort}'
+  svcbridge get services -o custom-columns=NAME:.name,PORT:.bridgePort,STATUS:.provisioningStatus
+  svcbridge get svc checkout -o custom-columns=NAME:.name,AGENTS:.distribution[*].agentName
   svcbridge get services -w
   svcbridge get services -l tag=checkout -o name | xargs svcbridge reconcile
   svcbridge get services --sort-by .bridgePort`,
@@ -129,19 +147,19 @@ orders the initial list; changes follow in the order they happen.
 			if err := out.check(); err != nil {
 				return err
 			}
-			kind, refs, err := parseRefs(args)
+			tmpl, err := out.template()
 			if err != nil {
 				return err
 			}
-			var names []string
-			if len(refs) > 0 {
-				if kind, names, err = oneKind(refs); err != nil {
-					return err
-				}
-			}
-			lo, err := parseListOptions(kind, names, selector, sortBy)
+			kinds, names, err := getArgs(args)
 			if err != nil {
-				return &ExitError{Code: ExitOther, Err: err}
+				return err
+			}
+			var lo listOptions
+			for _, kind := range kinds {
+				if lo, err = parseListOptions(kind, names, selector, sortBy); err != nil {
+					return &ExitError{Code: ExitOther, Err: err}
+				}
 			}
 			lo.noHeaders = noHeaders
 			client, err := c.client(cmd)
@@ -150,27 +168,65 @@ orders the initial list; changes follow in the order they happen.
 			}
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			if watch {
-				if out.format == "yaml" {
-					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name or -o json (a JSON line per change)")}
+				if len(kinds) > 1 {
+					return &ExitError{Code: ExitOther, Err: errors.New("--watch follows one kind: get services -w")}
 				}
-				return watchObjects(ctx, client, w, kind, names, out.format, noHeaders, lo)
+				if out.format == "yaml" {
+					return &ExitError{Code: ExitOther, Err: errors.New("--watch prints a table, -o wide, -o name, -o json (a JSON line per change), -o jsonpath or -o custom-columns")}
+				}
+				return watchObjects(ctx, client, w, kinds[0], names, out.format, tmpl, lo)
 			}
-			switch kind {
-			case "services":
-				return getServices(ctx, client, w, names, out.format, lo)
-			case "agents":
-				return getAgents(ctx, client, w, names, out.format, lo)
+			var listings []listing
+			var errs []error
+			for _, kind := range kinds {
+				l, err := listKind(ctx, client, kind, names, lo)
+				if err != nil {
+					return err
+				}
+				listings = append(listings, l)
+				errs = append(errs, l.errs...)
 			}
-			return getMicroservices(ctx, client, w, names, out.format, lo)
+			if err := printListings(w, out.format, tmpl, names, listings, noHeaders); err != nil {
+				return err
+			}
+			return join(errs)
 		}),
 	}
 	c.flags(cmd)
-	out.flags(cmd, "wide", "json", "yaml", "name")
+	out.flags(cmd, "wide", "json", "yaml", "name", formatJSONPath+"=TEMPLATE", formatCustomColumns+"=SPEC")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the objects, print each change as it happens (EVENT column; -o json: a JSON line per change), until interrupted")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "services only: select by tag (-l checkout, -l tag=checkout; a,b: both)")
 	noHeadersFlag(cmd, &noHeaders)
 	cmd.Flags().StringVar(&sortBy, "sort-by", "", "order by a field of the API object (.name, .bridgePort, .provisioningStatus, .createdAt)")
 	return cmd
+}
+
+// getArgs reads get's arguments: a kind, or kinds comma-separated as
+// kubectl takes them (svc,agents), then names; or kind/name words of
+// one kind.
+func getArgs(args []string) (kinds, names []string, err error) {
+	if strings.Contains(args[0], ",") {
+		for _, k := range strings.Split(args[0], ",") {
+			kind, err := resourceKind(k)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !slices.Contains(kinds, kind) {
+				kinds = append(kinds, kind)
+			}
+		}
+		_, refs, err := parseRefs(append([]string{kinds[0]}, args[1:]...))
+		for _, r := range refs {
+			names = append(names, r.name)
+		}
+		return kinds, names, err
+	}
+	kind, refs, err := parseRefs(args)
+	if err != nil || len(refs) == 0 {
+		return []string{kind}, nil, err
+	}
+	kind, names, err = oneKind(refs)
+	return []string{kind}, names, err
 }
 
 // listOptions are get's -l and --sort-by, parsed.
@@ -201,7 +257,35 @@ func parseListOptions(kind string, names []string, selector, sortBy string) (lis
 	return lo, err
 }
 
-func getServices(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
+// listing is what get found of one kind: the objects as the API answers
+// them, in the order to print, and an error for each name not found.
+type listing struct {
+	kind string
+	raws []json.RawMessage
+	errs []error
+}
+
+// listKind lists the objects of kind: those named, else all (those -l
+// selects), sorted by --sort-by.
+func listKind(ctx context.Context, c *Client, kind string, names []string, lo listOptions) (listing, error) {
+	l := listing{kind: kind}
+	var err error
+	switch kind {
+	case "services":
+		err = l.services(ctx, c, names, lo.tags)
+	case "agents":
+		err = l.agents(ctx, c, names)
+	default:
+		err = l.microservices(ctx, c, names)
+	}
+	if err != nil {
+		return l, err
+	}
+	l.raws, err = sortByField(l.raws, func(r json.RawMessage) json.RawMessage { return r }, lo.sortBy)
+	return l, err
+}
+
+func (l *listing) services(ctx context.Context, c *Client, names, tags []string) error {
 	if len(names) == 0 {
 		svcs, err := c.ListServices(ctx)
 		if err != nil {
@@ -209,16 +293,12 @@ func getServices(ctx context.Context, c *Client, w io.Writer, names []string, fo
 		}
 		// Selected here, not by the server: the CLI reads every page
 		// anyway, and so -l works with any server.
-		if lo.tags != nil {
-			svcs = selectServices(svcs, lo.tags)
+		if tags != nil {
+			svcs = selectServices(svcs, tags)
 		}
-		if svcs, err = sortByField(svcs, func(s Service) json.RawMessage { return s.Raw }, lo.sortBy); err != nil {
-			return err
-		}
-		return printServices(ctx, c, w, names, svcs, format, lo.noHeaders)
+		l.raws = rawsOf(svcs, func(s Service) json.RawMessage { return s.Raw })
+		return nil
 	}
-	var svcs []Service
-	var errs []error
 	for _, n := range names {
 		s, err := c.GetService(ctx, n)
 		var ue *UnreachableError
@@ -226,48 +306,147 @@ func getServices(ctx context.Context, c *Client, w io.Writer, names []string, fo
 			return err
 		}
 		if err != nil {
-			errs = append(errs, err)
+			l.errs = append(l.errs, err)
 			continue
 		}
-		svcs = append(svcs, s)
+		l.raws = append(l.raws, s.Raw)
 	}
-	svcs, err := sortByField(svcs, func(s Service) json.RawMessage { return s.Raw }, lo.sortBy)
+	return nil
+}
+
+func (l *listing) agents(ctx context.Context, c *Client, names []string) error {
+	inv, err := loadInventory(ctx, c, false)
 	if err != nil {
 		return err
 	}
-	if err := printServices(ctx, c, w, names, svcs, format, lo.noHeaders); err != nil {
-		return err
+	agents := inv.agents
+	if len(names) > 0 {
+		agents = nil
+		for _, n := range names {
+			if a, ok := inv.agentByName[n]; ok {
+				agents = append(agents, a)
+			} else if a, ok := inv.agentByUUID[n]; ok {
+				agents = append(agents, a)
+			} else {
+				l.errs = append(l.errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Agent " + n + " not found"})
+			}
+		}
 	}
-	return join(errs)
+	l.raws = rawsOf(agents, func(a Agent) json.RawMessage { return a.Raw })
+	return nil
 }
 
-func printServices(ctx context.Context, c *Client, w io.Writer, names []string, svcs []Service, format string, noHeaders bool) error {
-	switch format {
-	case "json", "yaml":
-		raws := make([]json.RawMessage, len(svcs))
-		for i, s := range svcs {
-			raws[i] = s.Raw
+func (l *listing) microservices(ctx context.Context, c *Client, names []string) error {
+	inv, err := loadInventory(ctx, c, true)
+	if err != nil {
+		return err
+	}
+	ms := inv.microservices
+	if len(names) > 0 {
+		ms = nil
+		for _, n := range names {
+			if id, ok := inv.msUUID(n); ok {
+				ms = append(ms, inv.msByUUID[id])
+			} else {
+				l.errs = append(l.errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Microservice " + n + " not found"})
+			}
 		}
-		return printDocuments(w, format, names, raws, serviceDocument)
-	case "name":
-		for _, s := range svcs {
-			fmt.Fprintln(w, "service/"+s.Name)
+	}
+	l.raws = rawsOf(ms, func(m Microservice) json.RawMessage { return m.Raw })
+	return nil
+}
+
+// rawsOf is each item's API answer.
+func rawsOf[T any](items []T, raw func(T) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		out[i] = raw(it)
+	}
+	return out
+}
+
+// printListings prints what get found, in format: -o json|yaml,
+// jsonpath and custom-columns print the objects of every kind together
+// (the one object asked for by name as itself, else a kind: List); a
+// table is printed per kind, in turn, as kubectl does, each object named
+// kind/name when there are several kinds.
+func printListings(w io.Writer, format string, tmpl *templateOutput, names []string, listings []listing, noHeaders bool) error {
+	var all []json.RawMessage
+	for _, l := range listings {
+		all = append(all, l.raws...)
+	}
+	single := len(listings) == 1 && len(names) == 1
+	switch {
+	case tmpl != nil:
+		return tmpl.print(w, all, single, noHeaders)
+	case format == "json" || format == "yaml":
+		var docs [][]byte
+		for _, l := range listings {
+			d, err := documents(l.raws, watchKinds[l.kind].toDoc)
+			if err != nil {
+				return err
+			}
+			docs = append(docs, d...)
+		}
+		return printDocs(w, format, single, docs)
+	case format == "name":
+		for _, l := range listings {
+			for _, raw := range l.raws {
+				if _, err := fmt.Fprintf(w, "%s/%s\n", kindSingular[l.kind], watchKinds[l.kind].key(raw)); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}
-	if len(svcs) == 0 {
-		if len(names) == 0 {
-			fmt.Fprintln(w, "No services.")
+	printed := false
+	for _, l := range listings {
+		// An empty list says so, unless names were asked for (their
+		// errors say it).
+		if len(l.raws) == 0 && len(names) > 0 {
+			continue
 		}
-		return nil
+		if printed {
+			fmt.Fprintln(w) // between tables, as kubectl does
+		}
+		printed = true
+		if len(l.raws) == 0 {
+			fmt.Fprintf(w, "No %s.\n", l.kind)
+			continue
+		}
+		if err := l.table(w, format == "wide", len(listings) > 1, noHeaders); err != nil {
+			return err
+		}
 	}
-	wide := format == "wide"
-	t := newTable(w, tableHeader(noHeaders, serviceHeader(wide)...)...)
-	now := time.Now()
-	for _, s := range svcs {
-		t.row(serviceRow(s, wide, now)...)
+	return nil
+}
+
+// table prints the listing's table; with kindNames, each object is named
+// kind/name.
+func (l listing) table(w io.Writer, wide, kindNames, noHeaders bool) error {
+	t := newTable(w, tableHeader(noHeaders, kindHeader(l.kind, wide)...)...)
+	for _, raw := range l.raws {
+		row, err := kindRow(l.kind, raw, wide)
+		if err != nil {
+			return err
+		}
+		if kindNames {
+			row[0] = kindSingular[l.kind] + "/" + row[0]
+		}
+		t.row(row...)
 	}
 	return t.flush()
+}
+
+// kindHeader is the header of kind's table.
+func kindHeader(kind string, wide bool) []string {
+	switch kind {
+	case "services":
+		return serviceHeader(wide)
+	case "agents":
+		return agentHeader(wide)
+	}
+	return microserviceHeader(wide)
 }
 
 func serviceHeader(wide bool) []string {
@@ -285,116 +464,6 @@ func serviceRow(s Service, wide bool, now time.Time) []string {
 			fmt.Sprintf("%d/%d", s.ObservedGeneration, s.Generation), s.WorkflowID, s.ErrorText())
 	}
 	return row
-}
-
-func getAgents(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
-	inv, err := loadInventory(ctx, c, false)
-	if err != nil {
-		return err
-	}
-	agents := inv.agents
-	var errs []error
-	if len(names) > 0 {
-		agents = nil
-		for _, n := range names {
-			if a, ok := inv.agentByName[n]; ok {
-				agents = append(agents, a)
-			} else if a, ok := inv.agentByUUID[n]; ok {
-				agents = append(agents, a)
-			} else {
-				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Agent " + n + " not found"})
-			}
-		}
-	}
-	if agents, err = sortByField(agents, func(a Agent) json.RawMessage { return a.Raw }, lo.sortBy); err != nil {
-		return err
-	}
-	switch format {
-	case "json", "yaml":
-		raws := make([]json.RawMessage, len(agents))
-		for i, a := range agents {
-			raws[i] = a.Raw
-		}
-		if err := printDocuments(w, format, names, raws, agentDocument); err != nil {
-			return err
-		}
-	case "name":
-		for _, a := range agents {
-			fmt.Fprintln(w, "agent/"+a.Name)
-		}
-	default:
-		if len(agents) == 0 && len(names) == 0 {
-			fmt.Fprintln(w, "No agents.")
-			break
-		}
-		if len(agents) == 0 {
-			break
-		}
-		wide := format == "wide"
-		t := newTable(w, tableHeader(lo.noHeaders, agentHeader(wide)...)...)
-		now := time.Now()
-		for _, a := range agents {
-			t.row(agentRow(a, wide, now)...)
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	return join(errs)
-}
-
-func getMicroservices(ctx context.Context, c *Client, w io.Writer, names []string, format string, lo listOptions) error {
-	inv, err := loadInventory(ctx, c, true)
-	if err != nil {
-		return err
-	}
-	ms := inv.microservices
-	var errs []error
-	if len(names) > 0 {
-		ms = nil
-		for _, n := range names {
-			if id, ok := inv.msUUID(n); ok {
-				ms = append(ms, inv.msByUUID[id])
-			} else {
-				errs = append(errs, &APIError{Status: http.StatusNotFound, Name: "NotFoundError", Message: "Microservice " + n + " not found"})
-			}
-		}
-	}
-	if ms, err = sortByField(ms, func(m Microservice) json.RawMessage { return m.Raw }, lo.sortBy); err != nil {
-		return err
-	}
-	switch format {
-	case "json", "yaml":
-		raws := make([]json.RawMessage, len(ms))
-		for i, m := range ms {
-			raws[i] = m.Raw
-		}
-		if err := printDocuments(w, format, names, raws, microserviceDocument); err != nil {
-			return err
-		}
-	case "name":
-		for _, m := range ms {
-			fmt.Fprintln(w, "microservice/"+m.Application+"/"+m.Name)
-		}
-	default:
-		if len(ms) == 0 && len(names) == 0 {
-			fmt.Fprintln(w, "No microservices.")
-			break
-		}
-		if len(ms) == 0 {
-			break
-		}
-		wide := format == "wide"
-		t := newTable(w, tableHeader(lo.noHeaders, microserviceHeader(wide)...)...)
-		now := time.Now()
-		for _, m := range ms {
-			t.row(microserviceRow(m, wide, now)...)
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	return join(errs)
 }
 
 func agentHeader(wide bool) []string {

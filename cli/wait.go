@@ -34,6 +34,9 @@ type waitTarget struct {
 	goal    waitGoal
 	request int64    // untilReconciled: the request's number
 	routers []string // untilGone: agents whose routers may hold its objects
+	// unchanged: apply left the service as it was, and requested nothing;
+	// its failure says how to retry it.
+	unchanged bool
 
 	done    bool
 	err     error
@@ -182,7 +185,11 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget) {
 		}
 		t.done, t.final = true, "service/"+t.name+" ready"+readyDetail(svc)
 	case "failed":
-		t.done, t.err = true, &FailedError{Service: t.name, Message: svc.ErrorText()}
+		msg := svc.ErrorText()
+		if t.unchanged {
+			msg += " (apply left it unchanged and requested no reconcile: 'svcbridge reconcile " + t.name + " --wait' retries it)"
+		}
+		t.done, t.err = true, &FailedError{Service: t.name, Message: msg}
 	}
 }
 

@@ -161,12 +161,15 @@ var watchKinds = map[string]struct {
 // DELETED and one that starts matching ADDED, as kubectl's label-selected
 // watch does. A table gets an EVENT column, and its change rows keep the
 // initial table's columns.
-func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, noHeaders bool, lo listOptions) error {
+func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, names []string, format string, tmpl *templateOutput, lo listOptions) error {
 	k := watchKinds[kind]
 	wide := format == "wide"
-	header := map[string][]string{"services": serviceHeader(wide), "agents": agentHeader(wide), "microservices": microserviceHeader(wide)}[kind]
+	header := kindHeader(kind, wide)
+	if tmpl != nil && tmpl.columns != nil {
+		header = tmpl.headers()
+	}
 	// The EVENT column is as wide as its widest value from the start.
-	cols := &columns{w: w, header: tableHeader(noHeaders, append([]string{"EVENT"}, header...)...), widths: []int{len("MODIFIED")}}
+	cols := &columns{w: w, header: tableHeader(lo.noHeaders, append([]string{"EVENT"}, header...)...), widths: []int{len("MODIFIED")}}
 	var initial []WatchEvent // until the BOOKMARK
 	live := false
 	shown := map[string]bool{} // printed and still selected
@@ -197,7 +200,19 @@ func watchObjects(ctx context.Context, c *Client, w io.Writer, kind string, name
 				}
 				continue
 			}
-			row, err := watchRow(kind, e.Object, wide)
+			var row []string
+			var err error
+			switch {
+			case tmpl != nil && tmpl.jsonpath != nil:
+				if err := tmpl.execute(w, e.Object); err != nil {
+					return err
+				}
+				continue
+			case tmpl != nil:
+				row, err = tmpl.row(e.Object)
+			default:
+				row, err = kindRow(kind, e.Object, wide)
+			}
 			if err != nil {
 				return err
 			}
@@ -289,8 +304,8 @@ func (c *columns) print(rows [][]string) error {
 	return err
 }
 
-// watchRow is the table row of one object of kind.
-func watchRow(kind string, raw json.RawMessage, wide bool) ([]string, error) {
+// kindRow is the table row of one object of kind (get's and get -w's).
+func kindRow(kind string, raw json.RawMessage, wide bool) ([]string, error) {
 	now := time.Now()
 	switch kind {
 	case "services":

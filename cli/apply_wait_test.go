@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"svcbridge/routerconfig"
+	"svcbridge/wire"
+)
+
+// apply --wait writes nothing for an unchanged service: it requests no
+// reconcile of it, and waits on the service as it is, through the
+// reconcile the server itself requested when an agent or microservice it
+// depends on changed.
+func TestCLIApplyWaitRequestsNoReconcileOfAnUnchangedService(t *testing.T) {
+	f := newFleet(t)
+	fleet := f.file("fleet.yaml", fleetDoc)
+	f.must(0, "apply", "-f", fleet, "--wait")
+	c := &Client{Server: f.URL, Token: fleetToken}
+	// The reconciles requested of checkout, by the CLI or the server.
+	requests := func() int64 {
+		t.Helper()
+		s, err := c.GetService(context.Background(), "checkout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ReconcileRequest
+	}
+
+	// fog-a loses its router: the server requests checkout's reconcile,
+	// which fails.
+	f.must(0, "apply", "-f", f.file("none.yaml", "kind: AgentConfig\nmetadata: {name: fog-a, tags: [\"service.iofog.org/tag: checkout\"]}\nspec: {routerMode: none}\n"))
+	before := requests()
+	// checkout alone, unchanged: its failure, at once, and how to retry.
+	svc := f.file("checkout.yaml", fleetDoc[strings.Index(fleetDoc, "kind: Service"):])
+	out, stderr := f.must(ExitFailed, "apply", "-f", svc, "--wait", "--timeout", "10s")
+	if out != "service/checkout unchanged\n" || stderr != "error: service checkout failed: Agent fog-a has routerMode none: a TCP bridge service requires a router on the agent "+
+		"(apply left it unchanged and requested no reconcile: 'svcbridge reconcile checkout --wait' retries it)\n" {
+		t.Errorf("apply --wait of the unchanged failed checkout:\n%s%s", out, stderr)
+	}
+	if after := requests(); after != before {
+		t.Errorf("apply --wait of the unchanged checkout requested a reconcile: %d requests, were %d", after, before)
+	}
+
+	// The whole file: fog-a gets its router back, and the server requests
+	// checkout's reconcile with that change; apply waits for it.
+	out, _ = f.must(0, "apply", "-f", fleet, "--wait", "--timeout", "10s")
+	if !strings.Contains(out, "agent/fog-a configured\n") || !strings.Contains(out, "service/checkout unchanged\n") ||
+		!strings.Contains(out, "service/checkout ready (bridgePort 10024, endpoint hub.example.com:10024, 2/2 agents listening)\n") {
+		t.Errorf("apply --wait restoring fog-a:\n%s", out)
+	}
+	if after := requests(); after != before+1 {
+		t.Errorf("apply --wait after an agent change: %d reconcile requests, want the server's one after %d", after, before)
+	}
+}
+
+// --wait=rollout names the agents whose routers do not hold the listener
+// yet when it gives up, and the router that refused it.
+func TestCLIRolloutNamesTheAgentsItWaitsFor(t *testing.T) {
+	f := newFleet(t)
+	out, _ := f.must(0, "apply", "-f", f.file("fleet.yaml", fleetDoc))
+	tokens := agentTokens(t, out)
+	fleet := f.file("fleet.yaml", fleetDoc)
+	_, stderr := f.must(ExitTimeout, "apply", "-f", fleet, "--wait=rollout", "--timeout", "300ms")
+	if stderr != "error: timed out after 300ms; service checkout: ready, rolling out: 0 applied, 2 written (not applied yet), 0 failed on their router, "+
+		"0 pending, 0 being removed; waiting for fog-a (pending), hub (pending)\n" {
+		t.Errorf("apply --wait=rollout, no router holding the listener:\n%s", stderr)
+	}
+	f.report(tokens["hub"])
+	if _, stderr = f.must(ExitTimeout, "apply", "-f", fleet, "--wait=rollout", "--timeout", "300ms"); !strings.HasSuffix(stderr, "; waiting for fog-a (pending)\n") {
+		t.Errorf("apply --wait=rollout, the hub's router holding the listener:\n%s", stderr)
+	}
+	f.report(tokens["fog-a"], wire.FailedBridge{Type: routerconfig.EntityTCPListener, Name: routerconfig.ListenerName("checkout"), Reason: "Address already in use"})
+	if _, stderr = f.must(ExitFailed, "apply", "-f", fleet, "--wait=rollout", "--timeout", "10s"); stderr != "error: service checkout failed: its listener was refused by the router of fog-a: Address already in use\n" {
+		t.Errorf("apply --wait=rollout, fog-a's router refusing the listener:\n%s", stderr)
+	}
+	f.report(tokens["fog-a"])
+	if out, _ = f.must(0, "apply", "-f", fleet, "--wait=rollout", "--timeout", "10s"); !strings.HasSuffix(out, "service/checkout rolled out (bridgePort 10024, endpoint hub.example.com:10024, 2/2 agents listening)\n") {
+		t.Errorf("apply --wait=rollout, every router holding the listener:\n%s", out)
+	}
+}
