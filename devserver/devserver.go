@@ -107,12 +107,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	// treats a failed listen as fatal (it panics), the UI calls os.Exit.
 	if o.FrontendPort != 0 {
 		if err := checkPortFree(o.IP, o.FrontendPort); err != nil {
-			return nil, fmt.Errorf("devserver: frontend port: %w", err)
+			return nil, &PortError{Port: o.FrontendPort, Err: err}
 		}
 	}
 	if o.UIPort > 0 {
 		if err := checkPortFree(o.IP, o.UIPort); err != nil {
-			return nil, fmt.Errorf("devserver: UI port: %w", err)
+			return nil, &PortError{Port: o.UIPort, UI: true, Err: err}
 		}
 	}
 	need := 4 // history, matching, worker, frontend HTTP

@@ -3,6 +3,7 @@ package devserver
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -308,9 +310,16 @@ func TestPortInUse(t *testing.T) {
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	for _, o := range []Options{{FrontendPort: port}, {UIPort: port}} {
-		if s, err := Start(context.Background(), o); err == nil {
+		s, err := Start(context.Background(), o)
+		if err == nil {
 			_ = s.Stop()
 			t.Errorf("Start(%+v) on a taken port succeeded", o)
+			continue
+		}
+		// The caller names its setting: the error says which port.
+		var perr *PortError
+		if !errors.As(err, &perr) || perr.Port != port || perr.UI != (o.UIPort == port) || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Errorf("Start(%+v) on a taken port: %v, want a PortError of port %d in use", o, err, port)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -60,3 +61,22 @@ func checkPortFree(ip string, port int) error {
 	}
 	return l.Close()
 }
+
+// PortError is Start's error when a port the caller asked for by number
+// (Options.FrontendPort, Options.UIPort) cannot be listened on, so that
+// the caller can name its own setting for it.
+type PortError struct {
+	Port int
+	UI   bool  // the Web UI's port; else the frontend's
+	Err  error // the listen's error (syscall.EADDRINUSE when in use)
+}
+
+func (e *PortError) Error() string {
+	which := "frontend"
+	if e.UI {
+		which = "UI"
+	}
+	return fmt.Sprintf("devserver: %s port %d: %v", which, e.Port, e.Err)
+}
+
+func (e *PortError) Unwrap() error { return e.Err }

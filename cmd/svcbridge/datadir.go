@@ -3,12 +3,40 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 )
+
+// makeDataDir makes dev's data directory when it is missing. remove is
+// for a start that fails: it removes what makeDataDir made (dir, and any
+// parent it made with it), and nothing of a directory that existed, which
+// is left as it was.
+func makeDataDir(dir string) (remove func(), err error) {
+	made := "" // the outermost directory that does not exist yet
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = p
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	remove = func() {
+		if made != "" {
+			os.RemoveAll(made)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		remove()
+		return nil, fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
+	}
+	return remove, nil
+}
 
 // lockDataDir makes dev the only user of its data directory: a second dev
 // on it would start an embedded Temporal that takes over the first one's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,9 +14,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/spf13/pflag"
-
-	"svcbridge/config"
 )
 
 // scrape reads url's /metrics as Prometheus would: each series' value (a
@@ -56,21 +54,35 @@ func scrape(t *testing.T, url string) map[string]float64 {
 	return out
 }
 
+// callAPI sends body (nil: none) as JSON to the API at url with token,
+// and returns the answer's status and body.
+func callAPI(t *testing.T, url, token, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader = http.NoBody
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	out.ReadFrom(resp.Body)
+	return resp.StatusCode, out.Bytes()
+}
+
 // TestMetricsFromTheStart runs `svcbridge dev` in this process (the API,
 // a worker, the embedded Temporal server, SQLite) and scrapes /metrics as
 // Prometheus would: before anything happened every svcbridge series is
 // there at zero, and a create moves them. (This package's only test that
 // runs a worker: the counters are this server's.)
 func TestMetricsFromTheStart(t *testing.T) {
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	config.RoleFlags(fs, "dev")
-	if err := fs.Parse([]string{"--data-dir", t.TempDir(), "--temporal-port", "0", "--database-url", "", "--log-level", "warn"}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := devConfig(t, "--data-dir", t.TempDir(), "--temporal-port", "0", "--database-url", "", "--log-level", "warn")
 	ctx, cancel := context.WithCancel(context.Background())
 	d, err := startDev(ctx, cfg, "127.0.0.1:0", -1)
 	if err != nil {
@@ -86,18 +98,7 @@ func TestMetricsFromTheStart(t *testing.T) {
 	url := "http://" + d.ln.Addr().String()
 	call := func(method, path string, body any) (int, []byte) {
 		t.Helper()
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, url+path, bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+d.token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out bytes.Buffer
-		out.ReadFrom(resp.Body)
-		return resp.StatusCode, out.Bytes()
+		return callAPI(t, url, d.token, method, path, body)
 	}
 	waitFor := func(what string, cond func(map[string]float64) bool) map[string]float64 {
 		t.Helper()

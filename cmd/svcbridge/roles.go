@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
@@ -75,7 +75,7 @@ func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (cli
 	opts := client.Options{
 		HostPort:       cfg.TemporalAddress,
 		Namespace:      cfg.TemporalNamespace,
-		Logger:         sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+		Logger:         worker.SDKLogger(log.With("component", "temporal-sdk"), installationOf(cfg).IDs),
 		MetricsHandler: handler,
 	}
 	if err := temporalSecurity(cfg.TemporalTLS, &opts); err != nil {
@@ -130,9 +130,12 @@ type parts struct {
 }
 
 // installation is this process's installation, from its settings.
-func (p parts) installation() installation.Installation {
-	return installation.Installation{TaskQueue: p.cfg.TaskQueue, IDs: workflows.IDs{Prefix: p.cfg.WorkflowIDPrefix},
-		ControlPlane: p.cfg.ControlPlane, Tags: service.TagRule{Prefix: p.cfg.TagPrefix}, Kube: p.cfg.Kube}
+func (p parts) installation() installation.Installation { return installationOf(p.cfg) }
+
+// installationOf is the installation cfg sets.
+func installationOf(cfg config.Config) installation.Installation {
+	return installation.Installation{TaskQueue: cfg.TaskQueue, IDs: workflows.IDs{Prefix: cfg.WorkflowIDPrefix},
+		ControlPlane: cfg.ControlPlane, Tags: service.TagRule{Prefix: cfg.TagPrefix}, Kube: cfg.Kube}
 }
 
 func (p parts) workflowsClient() temporalclient.Client { return p.installation().Workflows(p.temporal) }
@@ -367,23 +370,28 @@ type devSystem struct {
 const devMemoryLimit = 150 << 20
 
 // startDev starts the embedded Temporal server and connects the store
-// (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI.
-func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (d *devSystem, err error) {
+// (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI. A
+// start that fails stops what it started and removes the data directory
+// when it made it.
+func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int) (_ *devSystem, err error) {
 	log := newLogger(cfg)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(devMemoryLimit)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("invalid setting DATA_DIR (--data-dir): %w", err)
+	removeDataDir, err := makeDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := lockDataDir(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	d = &devSystem{unlock: unlock}
-	// A failed start releases the directory.
+	d := &devSystem{unlock: unlock}
+	// The directory goes while it is still locked: no other dev is in it.
 	defer func() {
 		if err != nil {
+			d.stop()
+			removeDataDir()
 			unlock()
 		}
 	}()
@@ -402,7 +410,7 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 		Namespace: cfg.TemporalNamespace, Logger: log.With("component", "temporal-server"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start embedded Temporal: %w", err)
+		return nil, devserverError(err)
 	}
 	cfg.TemporalAddress = d.temporal.FrontendAddress()
 	// Services link their workflows in dev's own UI, unless set.
@@ -414,21 +422,36 @@ func startDev(ctx context.Context, cfg config.Config, listen string, uiPort int)
 		dbURL = filepath.Join(cfg.DataDir, "svcbridge.db")
 	}
 	if d.parts, err = connect(ctx, cfg, dbURL); err != nil {
-		d.temporal.Stop()
+		d.parts = parts{} // connect closed what it opened
 		return nil, err
 	}
 	d.worker = d.parts
 	if d.store.Dialect() == store.Postgres {
 		if d.worker.store, err = store.OpenPool(ctx, dbURL, cfg.Pool); err != nil {
-			d.close()
 			return nil, err
 		}
 	}
 	if d.ln, err = net.Listen("tcp", listen); err != nil {
-		d.close()
 		return nil, fmt.Errorf("invalid setting LISTEN (--listen): %w", err)
 	}
 	return d, nil
+}
+
+// devserverError names the flag of a port the embedded Temporal could not
+// listen on.
+func devserverError(err error) error {
+	var perr *devserver.PortError
+	if !errors.As(err, &perr) {
+		return fmt.Errorf("start embedded Temporal: %w", err)
+	}
+	flag := "--temporal-port"
+	if perr.UI {
+		flag = "--ui-port"
+	}
+	if errors.Is(perr.Err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s %d is in use: %w (stop what listens there, or choose another %s)", flag, perr.Port, perr.Err, flag)
+	}
+	return fmt.Errorf("%s %d: %w", flag, perr.Port, perr.Err)
 }
 
 // run serves the API and runs the worker until ctx ends.
@@ -440,28 +463,38 @@ func (d *devSystem) run(ctx context.Context) error {
 }
 
 func (d *devSystem) close() {
-	if d.worker.store != nil && d.worker.store != d.store {
-		d.worker.store.Close()
-	}
-	d.parts.close()
-	d.temporal.Stop()
+	d.stop()
 	d.unlock()
 }
 
+// stop stops what startDev started, as far as it got.
+func (d *devSystem) stop() {
+	if d.worker.store != nil && d.worker.store != d.store {
+		d.worker.store.Close()
+	}
+	if d.store != nil {
+		d.parts.close()
+	}
+	if d.temporal != nil {
+		d.temporal.Stop()
+	}
+}
+
 // saveDevContext adds dev's server and admin token as the CLI's context
-// dev; it becomes current only when no context is (see cli.AddContext).
-// A wildcard listen address is reached on loopback.
-func saveDevContext(addr net.Addr, token string) (path string, current bool, err error) {
+// dev, or dev-<port> while another running dev holds dev (see
+// cli.AddDevContext); it becomes current only when no context is. A
+// wildcard listen address is reached on loopback.
+func saveDevContext(addr net.Addr, token string) (path, name string, current bool, err error) {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "", false, err
+		return "", "", false, err
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
 	path = cli.ConfigPath()
-	current, err = cli.AddContext(path, "dev", cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token})
-	return path, current, err
+	name, current, err = cli.AddDevContext(path, cli.Context{Server: "http://" + net.JoinHostPort(host, port), Token: token}, os.Stderr)
+	return path, name, current, err
 }
 
 // runDev runs everything in one process on loopback.
@@ -479,12 +512,12 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	fmt.Printf("                   -H \"Authorization: Bearer $(cat %s)\"\n", d.tokenPath)
 	// The CLI finds this server from any directory, as kind and minikube
 	// make kubectl find theirs.
-	if path, current, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
+	if path, name, current, err := saveDevContext(d.ln.Addr(), d.token); err != nil {
 		d.log.Warn("could not save the CLI context dev; the CLI still reads the admin token in the data directory", "error", err)
 	} else if current {
-		fmt.Printf("  CLI context:     dev in %s (current)\n", path)
+		fmt.Printf("  CLI context:     %s in %s (current)\n", name, path)
 	} else {
-		fmt.Printf("  CLI context:     dev in %s (not current: svcbridge config use-context dev)\n", path)
+		fmt.Printf("  CLI context:     %s in %s (not current: svcbridge config use-context %s)\n", name, path, name)
 	}
 	fmt.Println("Press Ctrl-C to stop.")
 	err = d.run(ctx)

@@ -103,15 +103,7 @@ const token = "roles-test-admin-token-000000001"
 // test ends.
 func serveTestAPI(t *testing.T, args []string, o api.Options) (net.Listener, config.Config) {
 	t.Helper()
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	config.RoleFlags(fs, "dev")
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := devConfig(t, args...)
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "svcbridge.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +121,21 @@ func serveTestAPI(t *testing.T, args []string, o api.Options) (net.Listener, con
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln, cfg
+}
+
+// devConfig is the configuration `svcbridge dev ARGS...` runs with.
+func devConfig(t *testing.T, args ...string) config.Config {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.RoleFlags(fs, "dev")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // noReconciles starts nothing: these tests have no Temporal.

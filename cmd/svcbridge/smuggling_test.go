@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,19 +19,12 @@ import (
 func TestSmuggledRequestIsRefusedAndItsConnectionClosed(t *testing.T) {
 	ln, _ := serveTestAPI(t, nil, api.Options{Logger: slog.New(slog.DiscardHandler), Reconciler: noReconciles{}})
 	base := "http://" + ln.Addr().String()
-	do := func(method, path, body string) int {
+	do := func(method, path string, body any) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := callAPI(t, base, token, method, path, body)
+		return code
 	}
-	if code := do("POST", "/api/v3/agents", `{"name":"victim"}`); code != http.StatusCreated {
+	if code := do("POST", "/api/v3/agents", map[string]string{"name": "victim"}); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)
 	}
 
@@ -73,10 +65,10 @@ func TestSmuggledRequestIsRefusedAndItsConnectionClosed(t *testing.T) {
 	if len(codes) != 1 || codes[0] != http.StatusBadRequest || !closed {
 		t.Errorf("smuggling request: answers %v, closed %v; want one 400, then the connection closed", codes, closed)
 	}
-	if code := do("GET", "/api/v3/agents/victim", ""); code != http.StatusOK {
+	if code := do("GET", "/api/v3/agents/victim", nil); code != http.StatusOK {
 		t.Errorf("the smuggled DELETE ran: GET answers %d", code)
 	}
-	if code := do("GET", "/api/v3/agents/x", ""); code != http.StatusNotFound {
+	if code := do("GET", "/api/v3/agents/x", nil); code != http.StatusNotFound {
 		t.Errorf("the smuggling request ran: GET answers %d", code)
 	}
 
