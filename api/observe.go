@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -44,15 +45,28 @@ func (s *Server) observe(c *gin.Context) {
 	code := c.Writer.Status()
 	metrics.HTTPRequests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
 	metrics.HTTPDuration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
-	level := slog.LevelInfo
-	if code >= 500 {
-		level = slog.LevelError
-	}
-	if route == "/healthz" || route == "/readyz" || route == "/metrics" {
-		level = slog.LevelDebug
-	}
-	s.Logger.Log(c.Request.Context(), level, "request", append(attrs,
+	s.Logger.Log(c.Request.Context(), requestLevel(c.Request.Method, route, code), "request", append(attrs,
 		"route", route, "status", code, "duration_ms", time.Since(start).Milliseconds())...)
+}
+
+// requestLevel is the level of a request's log line: an INFO log shows
+// changes and refusals, not the routine reads that make most requests
+// (lists, gets, watches, probes, scrapes, the agents' polls, their
+// acknowledgements and reports); a server error is an ERROR.
+func requestLevel(method, route string, code int) slog.Level {
+	switch {
+	case route == "/healthz" || route == "/readyz" || route == "/metrics":
+		return slog.LevelDebug // a not-ready 503 is the probe's answer
+	case code >= 500:
+		return slog.LevelError
+	case code >= 400:
+		return slog.LevelInfo
+	case method == http.MethodGet || method == http.MethodHead,
+		method == http.MethodPatch && route == "/api/v3/agent/config/changes",
+		method == http.MethodPut && route == "/api/v3/agent/router/status":
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // StatusClientClosedRequest is nginx's 499: the client hung up before its

@@ -37,7 +37,7 @@ func (b *lockedBuffer) String() string {
 func TestUnknownRoutesAreLogged(t *testing.T) {
 	var logs lockedBuffer
 	api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) {
-		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	api.Do("POST", "/api/v3/flows/7?x=1", nil).Want(404)
 	api.Do("GET", "/api/v3/services", nil).Want(200)
@@ -105,5 +105,31 @@ func TestClientsCannotGrowMetrics(t *testing.T) {
 	// a fixed number, whatever their count.
 	if grown := series(after) - series(before); grown > 40 {
 		t.Errorf("/metrics grew by %d HTTP series for 40 requests with invented methods", grown)
+	}
+}
+
+func TestRequestLevel(t *testing.T) {
+	for _, tc := range []struct {
+		method, route string
+		code          int
+		want          slog.Level
+	}{
+		{"GET", "/api/v3/services", 200, slog.LevelDebug},
+		{"GET", "/api/v3/agent/router", 304, slog.LevelDebug},
+		{"PATCH", "/api/v3/agent/config/changes", 204, slog.LevelDebug},
+		{"PUT", "/api/v3/agent/router/status", 204, slog.LevelDebug},
+		{"GET", "/healthz", 200, slog.LevelDebug},
+		{"GET", "/readyz", 503, slog.LevelDebug},
+		{"POST", "/api/v3/services", 201, slog.LevelInfo},
+		{"PATCH", "/api/v3/agents/:agent", 200, slog.LevelInfo},
+		{"DELETE", "/api/v3/services/:name", 204, slog.LevelInfo},
+		{"GET", "/api/v3/services/:name", 404, slog.LevelInfo},
+		{"PUT", "/api/v3/agent/router/status", 400, slog.LevelInfo},
+		{"GET", "/api/v3/services", 500, slog.LevelError},
+		{"POST", "/api/v3/services", 503, slog.LevelError},
+	} {
+		if got := requestLevel(tc.method, tc.route, tc.code); got != tc.want {
+			t.Errorf("%s %s %d: %s, want %s", tc.method, tc.route, tc.code, got, tc.want)
+		}
 	}
 }
