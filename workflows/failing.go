@@ -34,9 +34,11 @@ func since(f reconcile.FailureStreak) string {
 	return f.Since.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// summary is a retried pass's summary on the Web UI's timeline.
+// summary is a retried pass's summary on the Web UI's timeline. It is set
+// before the pass runs and stays on its row once the pass succeeds: it
+// says what was true then, in words that stay true.
 func summary(f reconcile.FailureStreak, service string) string {
-	return fmt.Sprintf("Reconcile service %s: attempt %d, failing since %s", service, f.Attempts+1, since(f))
+	return fmt.Sprintf("Reconcile service %s: attempt %d, after %d failed since %s", service, f.Attempts+1, f.Attempts, since(f))
 }
 
 // details follow the failure in the current details; none for a run begun

@@ -28,7 +28,7 @@ func TestFailureStreak(t *testing.T) {
 	if f != (reconcile.FailureStreak{Since: t0, Attempts: 2}) {
 		t.Fatalf("two failures: %+v, want since the first", f)
 	}
-	if got, want := summary(f, "checkout"), "Reconcile service checkout: attempt 3, failing since 2026-12-03 14:57:56 UTC"; got != want {
+	if got, want := summary(f, "checkout"), "Reconcile service checkout: attempt 3, after 2 failed since 2026-12-03 14:57:56 UTC"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 	if got, want := (Timing{}).withDefaults().retrying(f), "failing since 2026-12-03 14:57:56 UTC, 2 failed attempts; retrying in 2s (signal reconcile to retry now)"; got != want {
