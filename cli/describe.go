@@ -244,7 +244,7 @@ func (d describer) service(ctx context.Context, name string) error {
 		}
 	}
 	if s.ProvisioningMessage != "" {
-		d.field("Waiting", s.ProvisioningMessage)
+		d.field("Note", s.ProvisioningMessage)
 	}
 	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
 	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))

@@ -36,6 +36,9 @@ type statusService struct {
 	AllowedFrom string `json:"allowedFrom,omitempty"`
 	Status      string `json:"status"`
 	Error       string `json:"error,omitempty"`
+	// Message is what the status alone does not say (the server's
+	// provisioningMessage): why it waits, or that it has no endpoint.
+	Message string `json:"message,omitempty"`
 }
 
 type statusAgent struct {
@@ -126,7 +129,7 @@ func collectStatus(ctx context.Context, c *Client) (statusView, error) {
 	}
 	for _, s := range svcs {
 		v.Services = append(v.Services, statusService{Name: s.Name, Type: s.Type, Backend: backend(s),
-			BridgePort: s.BridgePort, Endpoint: endpoint(s), AllowedFrom: allowedFrom(s), Status: status(s), Error: s.ErrorText()})
+			BridgePort: s.BridgePort, Endpoint: endpoint(s), AllowedFrom: allowedFrom(s), Status: status(s), Error: s.ErrorText(), Message: s.ProvisioningMessage})
 	}
 	v.Agents = make([]statusAgent, len(inv.agents))
 	var wg sync.WaitGroup
@@ -236,6 +239,14 @@ func printStatus(w io.Writer, v statusView) error {
 		fmt.Fprintln(w)
 		for _, s := range failed {
 			fmt.Fprintf(w, "service %s failed: %s\n", s.Name, s.Error)
+		}
+	}
+	// What a status does not say ("ready" without an endpoint), below the
+	// failures.
+	if noted := slices.DeleteFunc(slices.Clone(v.Services), func(s statusService) bool { return s.Message == "" }); len(noted) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range noted {
+			fmt.Fprintf(w, "service %s: %s\n", s.Name, s.Message)
 		}
 	}
 	if v.Worker != "" {
