@@ -41,7 +41,7 @@ func TestNoWorkerSaysSo(t *testing.T) {
 	if out := cliMust(t, s.url, 6, "status").stdout; !strings.Contains(out, "workers: "+want) {
 		t.Errorf("svcbridge status does not say %q:\n%s", want, out)
 	}
-	if out := cliMust(t, s.url, 0, "describe", "service", "checkout").stdout; !cliHasLine(out, "Waiting:", want) {
+	if out := cliMust(t, s.url, 0, "describe", "service", "checkout").stdout; !cliHasLine(out, "Note:", want) {
 		t.Errorf("svcbridge describe does not say %q:\n%s", want, out)
 	}
 
