@@ -146,40 +146,47 @@ func (s *Server) patchAgent(c *gin.Context) {
 		return
 	}
 	ref := c.Param("agent")
+	find := func(ctx context.Context, tx *store.Tx, _ *inventory.AgentInput) (inventory.Agent, error) {
+		return findAgent(ctx, tx, ref)
+	}
+	if view, ok := changeAgent(s, c, find, in, agentView); ok {
+		c.JSON(http.StatusOK, view)
+	}
+}
+
+// changeAgent is a partial update of an agent (only the keys present in in
+// replace stored values): the agent find returns (find, in the write's
+// transaction, may also complete in), changed, validated and stored as
+// every agent write is, and answered by view (read in that transaction).
+// The Warning headers name the services it breaks. When it fails it has
+// answered the error and reports false.
+func changeAgent[V any](s *Server, c *gin.Context, find func(context.Context, *store.Tx, *inventory.AgentInput) (inventory.Agent, error),
+	in inventory.AgentInput, view func(context.Context, *store.Tx, inventory.Agent) (V, error)) (V, bool) {
 	ctx := c.Request.Context()
-	var a, out inventory.Agent
-	var view wire.Agent
-	var dependents []string
-	var broken []breakage
+	var a inventory.Agent
+	var u agentUpdate
+	var v V
 	err := s.inTx(c, func(tx *store.Tx) error {
-		old, err := findAgent(ctx, tx, ref)
+		old, err := find(ctx, tx, &in)
 		if err != nil {
 			return err
 		}
 		if in.UUID != nil && *in.UUID != old.UUID {
 			return badRequest("Field 'uuid' cannot be changed")
 		}
-		// Partial: only the keys present replace stored values.
 		a = in.Apply(old)
-		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
+		if u, err = s.writeAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
-		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
-			return err
-		}
-		if broken, err = s.brokenServices(ctx, tx, dependents); err != nil {
-			return err
-		}
-		view, err = agentView(ctx, tx, out)
+		v, err = view(ctx, tx, u.out)
 		return err
 	})
 	if err != nil {
 		fail(c, s.agentWriteError(c, err, a))
-		return
+		return v, false
 	}
-	s.agentChanged(c, out.UUID, dependents)
-	warnBroken(c, broken)
-	c.JSON(http.StatusOK, view)
+	s.agentUpdated(c, u)
+	return v, true
 }
 
 // uploadAgentYAML creates the agent of a kind: Agent or AgentConfig
@@ -191,10 +198,9 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var exists bool
-	var a, out inventory.Agent
+	var a inventory.Agent
+	var u agentUpdate
 	var view wire.Agent
-	var dependents []string
-	var broken []breakage
 	err := s.inTx(c, func(tx *store.Tx) error {
 		old, err := tx.GetAgent(ctx, *in.Name)
 		switch {
@@ -211,16 +217,10 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		// The YAML is the whole desired document: absent fields take
 		// their defaults, not their stored values.
 		a = in.Apply(inventory.NewAgent(old.UUID))
-		if out, err = s.updateAgent(ctx, tx, old, &a); err != nil {
+		if u, err = s.writeAgent(ctx, tx, old, &a); err != nil {
 			return err
 		}
-		if dependents, err = dependentServices(ctx, tx, old, out); err != nil {
-			return err
-		}
-		if broken, err = s.brokenServices(ctx, tx, dependents); err != nil {
-			return err
-		}
-		view, err = agentView(ctx, tx, out)
+		view, err = agentView(ctx, tx, u.out)
 		return err
 	})
 	if err != nil {
@@ -233,9 +233,38 @@ func (s *Server) uploadAgentYAML(c *gin.Context) {
 		s.createAgentFrom(c, in)
 		return
 	}
-	s.agentChanged(c, out.UUID, dependents)
-	warnBroken(c, broken)
+	s.agentUpdated(c, u)
 	c.JSON(http.StatusOK, view)
+}
+
+// agentUpdate is what an update of an agent stored, for its answer and
+// the reconciles it starts: the stored agent, the services that depend on
+// it (their reconciles requested) and those it breaks.
+type agentUpdate struct {
+	out        inventory.Agent
+	dependents []string
+	broken     []breakage
+}
+
+// writeAgent stores a (old changed) in tx, as every update of an agent
+// does (updateAgent), and requests the reconciles of the services that
+// depend on it.
+func (s *Server) writeAgent(ctx context.Context, tx *store.Tx, old inventory.Agent, a *inventory.Agent) (u agentUpdate, err error) {
+	if u.out, err = s.updateAgent(ctx, tx, old, a); err != nil {
+		return u, err
+	}
+	if u.dependents, err = dependentServices(ctx, tx, old, u.out); err != nil {
+		return u, err
+	}
+	u.broken, err = s.brokenServices(ctx, tx, u.dependents)
+	return u, err
+}
+
+// agentUpdated starts the reconciles of a committed update and names, in
+// Warning headers, the services it breaks.
+func (s *Server) agentUpdated(c *gin.Context, u agentUpdate) {
+	s.agentChanged(c, u.out.UUID, u.dependents)
+	warnBroken(c, u.broken)
 }
 
 // updateAgent validates a (old changed) and writes it in tx, with its
@@ -381,16 +410,26 @@ func (s *Server) agentWriteError(c *gin.Context, err error, a inventory.Agent) e
 
 func (s *Server) deleteAgent(c *gin.Context) {
 	ref := c.Param("agent")
+	find := func(ctx context.Context, tx *store.Tx) (inventory.Agent, error) { return findAgent(ctx, tx, ref) }
+	if s.removeAgent(c, find, notFound("Agent %s not found", ref)) {
+		c.Status(http.StatusNoContent)
+	}
+}
+
+// removeAgent deletes the agent find returns, unless something refers to
+// it; gone is the 404 of an agent deleted meanwhile. When it fails it has
+// answered the error and reports false.
+func (s *Server) removeAgent(c *gin.Context, find func(context.Context, *store.Tx) (inventory.Agent, error), gone error) bool {
 	ctx := c.Request.Context()
 	var a inventory.Agent
 	err := s.inTx(c, func(tx *store.Tx) error {
 		var err error
-		if a, err = findAgent(ctx, tx, ref); err != nil {
+		if a, err = find(ctx, tx); err != nil {
 			return err
 		}
 		// Writes holding it finish first, and are seen (store.HoldAgents).
 		if err := tx.LockForDelete(ctx, "agents", a.UUID); errors.Is(err, store.ErrNotFound) {
-			return notFound("Agent %s not found", ref)
+			return gone
 		} else if err != nil {
 			return err
 		}
@@ -412,11 +451,11 @@ func (s *Server) deleteAgent(c *gin.Context) {
 	}
 	if err != nil {
 		fail(c, err)
-		return
+		return false
 	}
 	// The workers drop what they placed for it.
 	s.afterCommit(c, "agent", s.Reconciler.AgentsQueued(reconcileCtx(c), a.UUID))
-	c.Status(http.StatusNoContent)
+	return true
 }
 
 func (s *Server) getAgentRouter(c *gin.Context) {

@@ -48,6 +48,17 @@ var lowestRole = map[string]auth.Role{
 	"POST /api/v3/microservices":              auth.SRE,
 	"PATCH /api/v3/microservices/:uuid":       auth.SRE,
 	"DELETE /api/v3/microservices/:uuid":      auth.SRE,
+	// The reference controller's routes: reads for everyone, writes as
+	// the native writes they map onto.
+	"PATCH /api/v3/iofog/:uuid":              auth.SRE,
+	"DELETE /api/v3/iofog/:uuid":             auth.SRE,
+	"POST /api/v3/microservices/yaml":        auth.SRE,
+	"PATCH /api/v3/microservices/yaml/:uuid": auth.SRE,
+	"GET /api/v3/microservices/system":       auth.Viewer,
+	"GET /api/v3/application":                auth.Viewer,
+	"GET /api/v3/application/system":         auth.Viewer,
+	"GET /api/v3/routes":                     auth.Viewer,
+	"GET /api/v3/volumeMounts":               auth.Viewer,
 }
 
 // publicRoutes need no token: what potctl and the Go SDK call to build a

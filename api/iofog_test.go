@@ -187,9 +187,8 @@ func potctlVersionOK(v string) bool {
 
 // TestPotctlContractReads replays the reads of potctl (SDK v3.5.1),
 // recorded against the reference controller: get agents, describe agent,
-// get microservices, describe microservice and get all, up to what
-// svcbridge does not hold (applications). Every answer must decode into
-// the SDK's shapes and say what svcbridge holds.
+// get microservices, describe microservice and get all. Every answer must
+// decode into the SDK's shapes and say what svcbridge holds.
 func TestPotctlContractReads(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		api, _, _ := newTestAPI(t, dialect)
@@ -273,11 +272,15 @@ func TestPotctlContractReads(t *testing.T) {
 			t.Fatalf("GET microservice by uuid, as the SDK reads it: %+v", byID)
 		}
 
-		// get all goes on with services, then applications, which
-		// svcbridge does not hold: a 404 in the reference's envelope.
+		// get all goes on with services, then applications: the
+		// applications of the microservices (TestPotctlContractLists).
 		var services []sdkServiceInfo
 		sdkDecode(t, api.Do("GET", "/api/v3/services", nil, as...).Want(200), &services)
-		api.Do("GET", "/api/v3/application", nil, as...).WantError(404, "NotFoundError", "Route GET /api/v3/application not found")
+		var apps sdkApplicationListResponse
+		sdkDecode(t, api.Do("GET", "/api/v3/application", nil, as...).Want(200), &apps)
+		if len(apps.Applications) != 2 || apps.Applications[1].Name != "shop" || len(apps.Applications[1].Microservices) != 1 {
+			t.Fatalf("applications %+v", apps)
+		}
 	})
 }
 
@@ -385,8 +388,8 @@ func TestIofogReads(t *testing.T) {
 			api.Do("GET", path, nil, bearer(testTokens[auth.Viewer])...).Want(200)
 			api.Do("GET", path, nil, noBearer...).Want(http.StatusUnauthorized)
 		}
-		// The reference routes read; they write nothing.
-		api.JSON("PATCH", "/api/v3/iofog/"+plant.UUID, map[string]any{"name": "x"}).Want(404)
+		// The reference's writes take the roles of the native ones.
+		api.JSON("PATCH", "/api/v3/iofog/"+plant.UUID, map[string]any{"name": "x"}, bearer(testTokens[auth.Viewer])...).Want(http.StatusForbidden)
 	})
 }
 
@@ -433,7 +436,7 @@ func TestIofogAgent(t *testing.T) {
 			t.Errorf("%s: createdAt %q tags %#v", tc.name, f.CreatedAt, f.Tags)
 		}
 		// What svcbridge does not hold is the reference's unset value.
-		if f.DaemonStatus != "NOT_PROVISIONED" || f.Location != nil || f.IPAddress != "0.0.0.0" || f.LogLevel != "INFO" || f.VolumeMounts == nil {
+		if f.DaemonStatus != "NOT_PROVISIONED" || f.Location != "" || f.Description != "" || f.Latitude != nil || f.IPAddress != "0.0.0.0" || f.IPAddressExternal != tc.a.Host || f.LogLevel != "INFO" || f.VolumeMounts == nil {
 			t.Errorf("%s: unset fields %+v", tc.name, f)
 		}
 	}
@@ -508,7 +511,8 @@ func TestFogMatches(t *testing.T) {
 		{[]fogFilter{{"upstreamRouters", "default-router", "has"}}, true},
 		{[]fogFilter{{"isSystem", "false", "equals"}}, true},
 		{[]fogFilter{{"diskLimit", "50", "equals"}}, true},
-		{[]fogFilter{{"location", "", "equals"}}, false}, // null matches nothing
+		{[]fogFilter{{"location", "", "equals"}}, true},  // "", as the reference answers it
+		{[]fogFilter{{"latitude", "", "equals"}}, false}, // null matches nothing
 		{[]fogFilter{{"name", "plant-a", "equals"}, {"host", "other", "has"}}, false},
 	} {
 		if got := fogMatches(f, tc.filters); got != tc.want {

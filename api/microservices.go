@@ -147,20 +147,28 @@ func (s *Server) createMicroservice(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if out, ok := s.addMicroservice(c, in); ok {
+		c.JSON(http.StatusCreated, out)
+	}
+}
+
+// addMicroservice validates and stores a new microservice, answering it as
+// GET would. When it fails it has answered the error and reports false.
+func (s *Server) addMicroservice(c *gin.Context, in inventory.MicroserviceInput) (wire.Microservice, bool) {
+	var out wire.Microservice
 	m := in.Apply(inventory.Microservice{UUID: uuid.NewString()})
 	if in.UUID != nil {
 		m.UUID = *in.UUID
 	}
 	if err := inventory.ValidateMicroservice(m); err != nil {
 		fail(c, err)
-		return
+		return out, false
 	}
 	if in.Agent == nil {
 		fail(c, document.Missing("agent"))
-		return
+		return out, false
 	}
 	ctx := c.Request.Context()
-	var out wire.Microservice
 	err := s.inTx(c, func(tx *store.Tx) error {
 		if err := checkMicroservice(ctx, tx, &m, in.Agent); err != nil {
 			return err
@@ -182,10 +190,10 @@ func (s *Server) createMicroservice(c *gin.Context) {
 	})
 	if err != nil {
 		fail(c, msWriteError(err, m))
-		return
+		return out, false
 	}
 	// Nothing refers to a new microservice yet, so nothing to reconcile.
-	c.JSON(http.StatusCreated, out)
+	return out, true
 }
 
 func (s *Server) patchMicroservice(c *gin.Context) {
@@ -193,6 +201,17 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if out, ok := s.changeMicroservice(c, in); ok {
+		c.JSON(http.StatusOK, out)
+	}
+}
+
+// changeMicroservice applies in to the microservice of the path's uuid
+// (absent fields keep their stored values), validates and stores it,
+// reconciles the services that use it when its routing changed, and
+// answers it as GET would, with the services it breaks in Warning headers.
+// When it fails it has answered the error and reports false.
+func (s *Server) changeMicroservice(c *gin.Context, in inventory.MicroserviceInput) (wire.Microservice, bool) {
 	id := c.Param("uuid")
 	ctx := c.Request.Context()
 	var old, m inventory.Microservice
@@ -240,7 +259,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 	})
 	if err != nil {
 		fail(c, msWriteError(err, m))
-		return
+		return out, false
 	}
 	if inventory.MicroserviceRoutingChanged(old, m) {
 		rctx := reconcileCtx(c)
@@ -251,7 +270,7 @@ func (s *Server) patchMicroservice(c *gin.Context) {
 		s.afterCommit(c, "agents "+strings.Join(agents, ","), s.Reconciler.AgentsQueued(rctx, agents...))
 	}
 	warnBroken(c, broken)
-	c.JSON(http.StatusOK, out)
+	return out, true
 }
 
 // movedAgents are the agents whose routers a change of a microservice

@@ -627,6 +627,42 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call("/api/v3/iofog/{uuid}", 200, do("GET", "/api/v3/iofog/"+plant.UUID))
 	call("/api/v3/iofog/{uuid}", 404, do("GET", "/api/v3/iofog/plant-a"))
 
+	// The ioFog controller's writes, and the lists potctl reads beside
+	// them.
+	fog := "/api/v3/iofog/" + plant.UUID
+	call("/api/v3/iofog/{uuid}", 204, js("PATCH", fog, map[string]any{"tags": []string{"service.iofog.org/tag: checkout"}, "location": "", "diskLimit": 50}))
+	call("/api/v3/iofog/{uuid}", 200, js("PATCH", fog+"?dryRun=true", map[string]any{"host": "10.0.0.6", "upstreamRouters": []string{"default-router"}}))
+	call("/api/v3/iofog/{uuid}", 400, js("PATCH", fog, map[string]any{"diskLimit": "big"}))
+	call("/api/v3/iofog/{uuid}", 404, js("PATCH", "/api/v3/iofog/plant-a", map[string]any{}))
+	call("/api/v3/iofog/{uuid}", 409, js("PATCH", fog, map[string]any{"name": "hub"}))
+	call("/api/v3/iofog/{uuid}", 413, js("PATCH", fog, big))
+	cartYAML := "kind: Microservice\nmetadata:\n  name: orders/cart\nspec:\n  agent:\n    name: plant-a\n"
+	var cart struct {
+		UUID string `json:"uuid"`
+	}
+	call(ms+"/yaml", 201, up("POST", ms+"/yaml", "microservice", cartYAML)).Decode(&cart)
+	call(ms+"/yaml", 400, up("POST", ms+"/yaml", "microservice", "kind: Microservice\nmetadata:\n  name: a/b/c\nspec: {}\n"))
+	call(ms+"/yaml", 409, up("POST", ms+"/yaml", "microservice", cartYAML))
+	call(ms+"/yaml", 413, up("POST", ms+"/yaml", "microservice", big))
+	movedCart := strings.Replace(cartYAML, "plant-a", "hub", 1)
+	call(ms+"/yaml/{uuid}", 200, up("PATCH", ms+"/yaml/"+cart.UUID+"?dryRun=true", "microservice", movedCart))
+	call(ms+"/yaml/{uuid}", 204, up("PATCH", ms+"/yaml/"+cart.UUID, "microservice", movedCart))
+	call(ms+"/yaml/{uuid}", 400, up("PATCH", ms+"/yaml/"+cart.UUID, "microservice", strings.Replace(cartYAML, "plant-a", "nope", 1)))
+	call(ms+"/yaml/{uuid}", 404, up("PATCH", ms+"/yaml/nope", "microservice", cartYAML))
+	call(ms+"/yaml/{uuid}", 409, up("PATCH", ms+"/yaml/"+cart.UUID, "microservice", strings.Replace(cartYAML, "cart", "checkout", 1)))
+	call(ms+"/yaml/{uuid}", 413, up("PATCH", ms+"/yaml/"+cart.UUID, "microservice", big))
+	call(ms+"/system", 200, do("GET", ms+"/system"))
+	call(ms+"/system", 404, do("GET", ms+"/system?application=orders"))
+	call("/api/v3/application", 200, do("GET", "/api/v3/application"))
+	call("/api/v3/application/system", 200, do("GET", "/api/v3/application/system"))
+	call("/api/v3/routes", 200, do("GET", "/api/v3/routes"))
+	call("/api/v3/volumeMounts", 200, do("GET", "/api/v3/volumeMounts"))
+	var spare createdAgent
+	call(agents, 201, js("POST", agents, map[string]any{"name": "spare", "routerMode": "none"})).Decode(&spare)
+	call("/api/v3/iofog/{uuid}", 409, do("DELETE", fog))
+	call("/api/v3/iofog/{uuid}", 202, do("DELETE", "/api/v3/iofog/"+spare.UUID))
+	call("/api/v3/iofog/{uuid}", 404, do("DELETE", "/api/v3/iofog/"+spare.UUID))
+
 	// Services.
 	call(svcs, 201, js("POST", svcs, map[string]any{"name": "checkout", "type": "microservice", "resource": "orders/checkout", "targetPort": 8080, "tags": []string{"checkout"}}))
 	call(svcs, 400, js("POST", svcs, map[string]any{"name": "x"}))

@@ -65,7 +65,13 @@ func DecodeAgentJSON(body []byte) (AgentInput, error) {
 	if err != nil {
 		return AgentInput{}, err
 	}
-	var in AgentInput
+	return readAgentJSON(obj, "defaultRouter")
+}
+
+// readAgentJSON reads the fields of an agent from a JSON object, the
+// default router under defaultRouterKey (the reference's documents name it
+// isSystem).
+func readAgentJSON(obj map[string]json.RawMessage, defaultRouterKey string) (in AgentInput, err error) {
 	if in.UUID, err = document.JSONField[string](obj, "uuid", "string"); err != nil {
 		return AgentInput{}, err
 	}
@@ -84,7 +90,7 @@ func DecodeAgentJSON(body []byte) (AgentInput, error) {
 	if in.UpstreamRouters, err = document.JSONField[[]string](obj, "upstreamRouters", "array of strings"); err != nil {
 		return AgentInput{}, err
 	}
-	if in.DefaultRouter, err = document.JSONField[bool](obj, "defaultRouter", "boolean"); err != nil {
+	if in.DefaultRouter, err = document.JSONField[bool](obj, defaultRouterKey, "boolean"); err != nil {
 		return AgentInput{}, err
 	}
 	return in, nil
@@ -108,25 +114,13 @@ func DecodeAgentYAML(body []byte) (AgentInput, error) {
 }
 
 func readAgentYAML(root *yaml.Node) (in AgentInput, err error) {
-	metadata := document.YAMLValue(root, "metadata")
-	if document.IsNullYAML(metadata) {
-		return AgentInput{}, document.Errorf("Invalid YAML format: missing metadata")
-	}
-	if metadata.Kind != yaml.MappingNode {
-		return AgentInput{}, document.Errorf("Invalid YAML format: metadata must be a mapping")
-	}
-	// An absent spec is an agent with every default (an edge router).
-	spec := document.YAMLValue(root, "spec")
-	if document.IsNullYAML(spec) {
-		spec = &yaml.Node{Kind: yaml.MappingNode}
-	}
-	if spec.Kind != yaml.MappingNode {
-		return AgentInput{}, document.Errorf("Invalid YAML format: spec must be a mapping")
-	}
-	if err := document.CheckYAMLFields(metadata, "metadata", agentMetadataFields); err != nil {
+	metadata, err := yamlSection(root, "metadata", agentMetadataFields, true)
+	if err != nil {
 		return AgentInput{}, err
 	}
-	if err := document.CheckYAMLFields(spec, "spec", agentSpecFields); err != nil {
+	// An absent spec is an agent with every default (an edge router).
+	spec, err := yamlSection(root, "spec", agentSpecFields, false)
+	if err != nil {
 		return AgentInput{}, err
 	}
 	if in.Name, err = document.YAMLString(document.YAMLValue(metadata, "name"), "name"); err != nil {
@@ -165,8 +159,8 @@ type MicroserviceInput struct {
 
 // microserviceFields are the keys a microservice JSON document may carry:
 // every key GET answers, so that an answer can be sent back; the decoder
-// reads uuid, application, name, agent and hostNetworkMode, and ignores the
-// others.
+// reads uuid, application, name, agent (or the reference's iofogUuid) and
+// hostNetworkMode, and ignores the others.
 var microserviceFields = document.NewFieldSet(answerKeys(wire.Microservice{})...)
 
 // answerKeys are the keys of v's JSON object.
@@ -199,6 +193,14 @@ func DecodeMicroserviceJSON(body []byte) (MicroserviceInput, error) {
 	}
 	if in.Agent, err = document.JSONField[string](obj, "agent", "string"); err != nil {
 		return MicroserviceInput{}, err
+	}
+	if in.Agent == nil {
+		// iofogUuid is the reference controller's name of the agent (GET
+		// answers both): a reference client moves a microservice by it.
+		// agent wins when both are sent.
+		if in.Agent, err = document.JSONField[string](obj, "iofogUuid", "string"); err != nil {
+			return MicroserviceInput{}, err
+		}
 	}
 	if in.HostNetworkMode, err = document.JSONField[bool](obj, "hostNetworkMode", "boolean"); err != nil {
 		return MicroserviceInput{}, err

@@ -92,6 +92,9 @@ func TestDecodeMicroserviceJSON(t *testing.T) {
 			MicroserviceInput{UUID: ptr("u"), Application: ptr("shop"), Name: ptr("cart"), Agent: ptr("plant-a"), HostNetworkMode: ptr(true)}, ""},
 		{"answer fields are ignored", `{"name":"cart","createdAt":"x"}`, MicroserviceInput{Name: ptr("cart")}, ""},
 		{"unknown key", `{"name":"cart","color":"red"}`, MicroserviceInput{}, "Unknown field 'color'"},
+		{"iofogUuid, the reference's agent", `{"iofogUuid":"a-uuid"}`, MicroserviceInput{Agent: ptr("a-uuid")}, ""},
+		{"agent wins over iofogUuid", `{"agent":"plant-a","iofogUuid":"a-uuid"}`, MicroserviceInput{Agent: ptr("plant-a")}, ""},
+		{"iofogUuid of the wrong type", `{"iofogUuid":null}`, MicroserviceInput{}, "Field 'iofogUuid' is not of a type(s) string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeMicroserviceJSON([]byte(tc.body))

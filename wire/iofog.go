@@ -12,15 +12,16 @@ type FogList struct {
 
 // Fog is an agent in the reference controller's shape (GET
 // /api/v3/iofog/{uuid}, an item of FogList); the SDK reads it as
-// AgentInfo.
+// AgentInfo. Location and Description, which svcbridge does not hold,
+// are "" as the reference answers them, not null.
 type Fog struct {
 	UUID        string   `json:"uuid"`
 	Name        string   `json:"name"`
 	Host        string   `json:"host"`
-	Location    *string  `json:"location"`
+	Location    string   `json:"location"`
 	Latitude    *float64 `json:"latitude"`
 	Longitude   *float64 `json:"longitude"`
-	Description *string  `json:"description"`
+	Description string   `json:"description"`
 	// IsSystem marks the agent of the default router, as the reference's
 	// system agent holds it.
 	IsSystem bool `json:"isSystem"`
@@ -139,4 +140,46 @@ type IofogMicroservice struct {
 	Images         []struct{} `json:"images"`
 	PubTags        []string   `json:"pubTags"`
 	SubTags        []string   `json:"subTags"`
+}
+
+// ApplicationList is the answer of GET /api/v3/application and GET
+// /api/v3/application/system, the reference controller's shape (the SDK
+// reads it as ApplicationListResponse).
+type ApplicationList struct {
+	Applications []Application `json:"applications"`
+}
+
+// Application is an application in the reference controller's shape (the
+// SDK's ApplicationInfo). svcbridge knows an application only as the
+// application of its microservices, so it is active, not a system
+// application, and has no description and no routes; ID is a number
+// derived from the name (the reference's is its row id), the same in every
+// answer, which clients use to group microservices.
+type Application struct {
+	ID            int            `json:"id"`
+	Name          string         `json:"name"`
+	Description   string         `json:"description"`
+	IsActivated   bool           `json:"isActivated"`
+	IsSystem      bool           `json:"isSystem"`
+	Microservices []Microservice `json:"microservices"`
+	Routes        []struct{}     `json:"routes"`
+}
+
+// RouteList is the answer of GET /api/v3/routes (the SDK's
+// RouteListResponse): svcbridge holds no routes.
+type RouteList struct {
+	Routes []struct{} `json:"routes"`
+}
+
+// VolumeMountList is the answer of GET /api/v3/volumeMounts (the SDK's
+// VolumeMountListResponse): svcbridge holds no volume mounts.
+type VolumeMountList struct {
+	VolumeMounts []struct{} `json:"volumeMounts"`
+}
+
+// MicroserviceCreated is the answer of POST /api/v3/microservices/yaml,
+// the reference's (the SDK's MicroserviceCreateResponse): the new
+// microservice's uuid, which the SDK then reads.
+type MicroserviceCreated struct {
+	UUID string `json:"uuid"`
 }
