@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,18 +8,20 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"svcbridge/importer"
+	"svcbridge/service"
+	"svcbridge/wire"
 )
 
 func importCmd(o Options) *cobra.Command {
 	var c conn
-	var from, token, tokenFile, tagPrefix, portRange string
+	var from, token, tokenFile, tagPrefix, portRange, renameFile, credsDir string
+	var renames, skips []string
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "import --from URL --from-token TOKEN|--from-token-file FILE",
@@ -33,51 +34,96 @@ services in svcbridge, with their uuids and each service's bridgePort.
 A service keeps its bridgePort unless it must move, and the line says why:
 another of the controller's services shares the port (its allocation race; the
 first by name keeps it), the port is outside BRIDGE_PORTS_RANGE, or a svcbridge
-service holds it. Agent tags of the controller's prefix (service.datasance.com/tag)
-get the installation's SERVICE_ANNOTATION_TAG (--tag-prefix), so that they select
-the same services. Each object prints one line:
+service holds it. A port moves to the highest free port of BRIDGE_PORTS_RANGE:
+the controller hands out its lowest free ports, so its next services keep
+theirs in a later import. Agent tags of the controller's prefix
+(service.datasance.com/tag) get svcbridge's SERVICE_ANNOTATION_TAG, so that they
+select the same services. The import reads that prefix and BRIDGE_PORTS_RANGE
+from the server first (GET /api/v3/settings); a --tag-prefix or
+--bridge-ports-range that differs from the server's is refused, with the fix,
+before anything is read from the controller or written. Each object prints one
+line:
 
   agent/hub: created (agent token, shown once: ...)
   service/checkout: created, bridgePort 10024 kept
-  service/billing: created, bridgePort 10024 -> 10026 (shared with checkout)
+  service/billing: created, bridgePort 10024 -> 65535 (shared with checkout)
   microservice/orders/checkout: unchanged
   service/legacy: conflict, svcbridge holds it with targetPort "22", the source with "2222"
+  agent/Edge_5: refused, Invalid format for field 'name': ... (400 ValidationError)
+  microservice/orders/sensor: not imported because agent Edge_5 was refused
 
 An object svcbridge already holds as the controller does is unchanged; one it
-holds otherwise is a conflict and is left alone. Running the import again is
-safe: it finishes a partial import, and once everything is imported every line
-says unchanged. --dry-run prints the plan and writes nothing. The exit code is
-2 when an object is in conflict or was refused, 0 when every object is created
-or unchanged. The controller's token is sent to it only, and never printed.
+holds otherwise is a conflict and is left alone; one svcbridge refuses is
+refused, with its reason, and what needs it (a microservice on a refused agent,
+a service on either) is not imported. --dry-run sends every create with
+?dryRun=true: svcbridge checks it as the real create and stores nothing, so the
+dry run reports what the real run would refuse.
+
+What the controller accepts and svcbridge refuses (a name with '_' or '.') gets
+a way through: --rename KIND/OLD=NEW (KIND agent, microservice or service; a
+microservice is APPLICATION/NAME) imports it under another name, and every
+reference to it follows (they are by uuid); --skip KIND/NAME leaves it, and what
+needs it, out. Pass the same renames and skips to every later run.
+
+Running the import again is safe: it finishes a partial import, and once
+everything is imported every line says unchanged (or skipped). The exit code is
+2 when an object is in conflict, refused or not imported, 0 when every object
+is created, unchanged or skipped. The controller's token is sent to it only,
+and never printed. --credentials-dir DIR writes each created agent's token to
+DIR/AGENT.token (mode 0600), for svcbridge router-sync --token-file, instead of
+printing it.
 ` + connectionHelp + exitCodesHelp,
 		Example: `  svcbridge import --from https://controller.example.com:51121 --from-token-file token --dry-run
-  svcbridge import --from https://controller.example.com:51121 --from-token-file token`,
+  svcbridge import --from https://controller.example.com:51121 --from-token-file token \
+    --rename agent/Edge_5=edge-5 --skip agent/lab --credentials-dir ./agent-tokens`,
 		Args: cobra.NoArgs,
 		RunE: run(o, func(cmd *cobra.Command, _ []string) error {
 			src, err := sourceFrom(from, token, tokenFile)
 			if err != nil {
 				return err
 			}
-			prefix := setting(tagPrefix, "SERVICE_ANNOTATION_TAG", "service.iofog.org/tag")
-			ports, err := importer.ParsePorts(setting(portRange, "BRIDGE_PORTS_RANGE", "10024-65535"))
+			choices, err := importChoices(renames, renameFile, skips)
 			if err != nil {
-				return &ExitError{Code: ExitOther, Err: fmt.Errorf("--bridge-ports-range: %w", err)}
+				return err
 			}
 			client, err := c.client(cmd)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			server, err := client.Settings(ctx)
+			if err != nil {
+				return err
+			}
+			using, err := importSettings(server, client.Server, tagPrefix, portRange)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				if err := client.CheckDryRun(ctx); err != nil {
+					return err
+				}
+				client.DryRun = true
+			}
 			read, err := src.read(ctx)
 			if err != nil {
+				return err
+			}
+			if err := choices.Check(read); err != nil {
+				return &ExitError{Code: ExitOther, Err: fmt.Errorf("refusing to import, nothing was written: %w", err)}
+			}
+			// Last of the checks, before the first write: it makes the
+			// directory.
+			creds := credentialsDir(credsDir)
+			if err := creds.prepare(dryRun); err != nil {
 				return err
 			}
 			held, err := readTarget(ctx, client)
 			if err != nil {
 				return err
 			}
-			plan := importer.NewPlan(read, held, importer.Settings{TagPrefix: prefix, BridgePorts: ports})
-			w := &importWriter{c: client, out: cmd.OutOrStdout(), dryRun: dryRun}
+			plan := importer.NewPlan(read, held, using, choices)
+			w := &importWriter{c: client, out: cmd.OutOrStdout(), dryRun: dryRun, creds: creds}
 			return w.apply(ctx, plan)
 		}),
 	}
@@ -85,18 +131,81 @@ or unchanged. The controller's token is sent to it only, and never printed.
 	cmd.Flags().StringVar(&from, "from", "", "URL of the ioFog controller to import from, e.g. https://controller.example.com:51121")
 	cmd.Flags().StringVar(&token, "from-token", "", "the controller's bearer token (an access token of its users)")
 	cmd.Flags().StringVar(&tokenFile, "from-token-file", "", "a file holding the controller's bearer token")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and write nothing")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "send every create as a dry run (?dryRun=true): svcbridge checks it and stores nothing")
 	cmd.Flags().StringVar(&tagPrefix, "tag-prefix", "",
-		"the svcbridge installation's SERVICE_ANNOTATION_TAG (env SERVICE_ANNOTATION_TAG; default service.iofog.org/tag)")
+		"the SERVICE_ANNOTATION_TAG you expect the server to run with; the import refuses to run when the server's differs (default: the server's)")
 	cmd.Flags().StringVar(&portRange, "bridge-ports-range", "",
-		"the svcbridge installation's BRIDGE_PORTS_RANGE (env BRIDGE_PORTS_RANGE; default 10024-65535)")
+		"the BRIDGE_PORTS_RANGE you expect the server to run with; the import refuses to run when the server's differs (default: the server's)")
+	cmd.Flags().StringArrayVar(&renames, "rename", nil,
+		"KIND/OLD=NEW: import the controller's object under another name (KIND agent, microservice or service; a microservice is APPLICATION/NAME); repeatable")
+	cmd.Flags().StringVar(&renameFile, "rename-file", "", "a file of renames, one KIND/OLD=NEW a line (# comments)")
+	cmd.Flags().StringArrayVar(&skips, "skip", nil, "KIND/NAME: leave the controller's object, and what needs it, out; repeatable")
+	cmd.Flags().StringVar(&credsDir, "credentials-dir", "",
+		"write each created agent's token to DIR/AGENT.token (mode 0600; DIR made 0700) instead of printing it")
 	return cmd
 }
 
-// setting is a flag's value, else the environment's, else def: the
-// server's settings resolve alike. Help shows def only.
-func setting(flag, env, def string) string {
-	return cmp.Or(flag, os.Getenv(env), def)
+// importChoices reads --rename, --rename-file and --skip.
+func importChoices(renames []string, file string, skips []string) (importer.Choices, error) {
+	var c importer.Choices
+	usage := func(flag string, err error) error {
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("%s: %w", flag, err)}
+	}
+	for _, r := range renames {
+		if err := c.AddRename(r); err != nil {
+			return c, usage("--rename", err)
+		}
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return c, usage("--rename-file", err)
+		}
+		defer f.Close()
+		if err := c.ReadRenames(f, file); err != nil {
+			return c, usage("--rename-file", err)
+		}
+	}
+	for _, s := range skips {
+		if err := c.AddSkip(s); err != nil {
+			return c, usage("--skip", err)
+		}
+	}
+	return c, nil
+}
+
+// importSettings are the plan's settings: the server's (GET
+// /api/v3/settings of svcbridge at serverURL), which decide what its agent
+// tags select and which bridge ports it gives. A --tag-prefix or
+// --bridge-ports-range that differs is refused before anything is read
+// from the controller or written: a plan made with it would write agent
+// tags that select nothing on this server, or keep and move ports by a
+// range it does not have.
+func importSettings(server wire.Settings, serverURL, tagPrefix, portRange string) (importer.Settings, error) {
+	refuse := func(format string, args ...any) error {
+		return &ExitError{Code: ExitOther, Err: fmt.Errorf("refusing to import, nothing was written: "+format, args...)}
+	}
+	s := importer.Settings{TagPrefix: server.ServiceAnnotationTag, BridgePorts: importer.Ports(server.BridgePorts),
+		ControlPlane: service.ControlPlane(server.ControlPlane)}
+	if tagPrefix != "" && tagPrefix != s.TagPrefix {
+		return s, refuse("--tag-prefix is %s, but svcbridge at %s runs with SERVICE_ANNOTATION_TAG=%s: the agent tags %s: T "+
+			"would become %s: T and select no service there. Leave --tag-prefix out (the import then follows the server's), "+
+			"or run svcbridge with SERVICE_ANNOTATION_TAG=%s",
+			tagPrefix, serverURL, s.TagPrefix, importer.SourceTagPrefix, tagPrefix, tagPrefix)
+	}
+	if portRange != "" {
+		want, err := importer.ParsePorts(portRange)
+		if err != nil {
+			return s, &ExitError{Code: ExitOther, Err: fmt.Errorf("--bridge-ports-range: %w", err)}
+		}
+		if want != s.BridgePorts {
+			return s, refuse("--bridge-ports-range is %s, but svcbridge at %s runs with BRIDGE_PORTS_RANGE=%s: "+
+				"the plan would keep and move bridge ports by a range the server does not have. "+
+				"Leave --bridge-ports-range out (the import then follows the server's), or run svcbridge with BRIDGE_PORTS_RANGE=%s",
+				portRange, serverURL, server.BridgePortsRange, portRange)
+		}
+	}
+	return s, nil
 }
 
 // ---- the source: read only ----
@@ -226,143 +335,4 @@ func readTarget(ctx context.Context, c *Client) (importer.Target, error) {
 		}
 	}
 	return t, nil
-}
-
-// ---- writing svcbridge ----
-
-// importWriter applies a plan through svcbridge's API (or, in a dry run,
-// prints it), one line per object.
-type importWriter struct {
-	c      *Client
-	out    io.Writer
-	dryRun bool
-	// counts of the lines, for the summary; errs the writes refused.
-	created, unchanged, conflicts int
-	errs                          []error
-}
-
-func (w *importWriter) apply(ctx context.Context, p importer.Plan) error {
-	for _, n := range p.Notes {
-		fmt.Fprintln(w.out, "note:", n)
-	}
-	for _, s := range p.Agents {
-		w.step("agent", s.Name, s.Action, s.Reason, s.Note, func() (string, error) {
-			a, err := w.c.CreateAgent(ctx, agentFields(s.Object))
-			return "(agent token, shown once: " + a.Token + ")", err
-		})
-	}
-	// Upstream routers of a cycle, once every agent exists.
-	for _, s := range p.Agents {
-		if s.Action != importer.Create || len(s.Object.Later) == 0 || w.dryRun {
-			continue
-		}
-		if err := w.c.PatchAgent(ctx, s.Object.UUID, map[string]any{"upstreamRouters": s.Object.UpstreamRouters}); err != nil {
-			w.fail("agent", s.Name, fmt.Errorf("upstreamRouters: %w", err))
-		}
-	}
-	for _, s := range p.Microservices {
-		w.step("microservice", s.Name, s.Action, s.Reason, s.Note, func() (string, error) {
-			m := s.Object
-			_, err := w.c.CreateMicroservice(ctx, map[string]any{"uuid": m.UUID, "application": m.Application, "name": m.Name,
-				"agent": m.AgentUUID, "hostNetworkMode": m.HostNetworkMode})
-			return "", err
-		})
-	}
-	for _, s := range p.Services {
-		detail := s.Note
-		if s.Port != nil {
-			detail = portDetail(*s.Port)
-		}
-		w.step("service", s.Name, s.Action, s.Reason, detail, func() (string, error) {
-			_, err := w.c.CreateServiceOnPort(ctx, serviceFields(s.Object), s.Port.Port)
-			return "", err
-		})
-	}
-
-	summary := fmt.Sprintf("%d created, %d unchanged, %d in conflict, %d failed", w.created, w.unchanged, w.conflicts, len(w.errs))
-	if w.dryRun {
-		summary = fmt.Sprintf("dry run, nothing written: %d to create, %d unchanged, %d in conflict", w.created, w.unchanged, w.conflicts)
-	}
-	fmt.Fprintln(w.out, summary)
-	if w.conflicts == 0 && len(w.errs) == 0 {
-		return nil
-	}
-	code := ExitRejected
-	for _, err := range w.errs {
-		code = max(code, ExitCode(err))
-	}
-	return &ExitError{Code: code, Err: errors.New("import incomplete: " + summary)}
-}
-
-// step prints one object's line, creating it first unless this is a dry
-// run.
-func (w *importWriter) step(kind, name string, action importer.Action, reason, detail string, create func() (string, error)) {
-	switch action {
-	case importer.Conflict:
-		w.conflicts++
-		w.line(kind, name, "conflict", reason)
-	case importer.Unchanged:
-		w.unchanged++
-		w.line(kind, name, "unchanged", detail)
-	case importer.Create:
-		if w.dryRun {
-			w.created++
-			w.line(kind, name, "create", detail)
-			return
-		}
-		shown, err := create()
-		if err != nil {
-			w.fail(kind, name, err)
-			return
-		}
-		w.created++
-		w.line(kind, name, strings.TrimSpace("created "+shown), detail)
-	}
-}
-
-func (w *importWriter) fail(kind, name string, err error) {
-	w.errs = append(w.errs, err)
-	w.line(kind, name, "failed", err.Error())
-}
-
-func (w *importWriter) line(kind, name, what, detail string) {
-	if detail != "" {
-		what += ", " + detail
-	}
-	fmt.Fprintf(w.out, "%s/%s: %s\n", kind, name, what)
-}
-
-// portDetail says which bridge port a service has, and why it moved.
-func portDetail(p importer.Port) string {
-	if !p.Moved() {
-		return fmt.Sprintf("bridgePort %d kept", p.Port)
-	}
-	return fmt.Sprintf("bridgePort %d -> %d (%s)", p.Source, p.Port, p.Reason)
-}
-
-func agentFields(a importer.Agent) map[string]any {
-	var ups []string
-	for _, u := range a.UpstreamRouters {
-		if !slices.Contains(a.Later, u) {
-			ups = append(ups, u)
-		}
-	}
-	f := map[string]any{"uuid": a.UUID, "name": a.Name, "routerMode": a.RouterMode, "tags": a.Tags,
-		"upstreamRouters": append([]string{}, ups...), "defaultRouter": a.DefaultRouter}
-	if a.Host != "" {
-		f["host"] = a.Host
-	}
-	return f
-}
-
-func serviceFields(s importer.Service) map[string]any {
-	f := map[string]any{"name": s.Name, "type": s.Type, "resource": s.Resource, "targetPort": s.TargetPort,
-		"defaultBridge": s.DefaultBridge, "tags": s.Tags}
-	if s.ServicePort != nil {
-		f["servicePort"] = *s.ServicePort
-	}
-	if s.K8sType != nil {
-		f["k8sType"] = *s.K8sType
-	}
-	return f
 }

@@ -93,10 +93,11 @@ func TestPlanPorts(t *testing.T) {
 		dst  Target
 		want map[string]string
 	}{
+		// Moved ports come from the top of the range down.
 		{"into an empty svcbridge", Target{}, map[string]string{
 			"billing":  "create 10024->10024",
-			"checkout": "create 10024->10026 (shared with billing)",
-			"legacy":   "create 9000->10027 (outside BRIDGE_PORTS_RANGE 10024-10030)",
+			"checkout": "create 10024->10030 (shared with billing)",
+			"legacy":   "create 9000->10029 (outside BRIDGE_PORTS_RANGE 10024-10030)",
 			"ssh":      "create 10025->10025",
 		}},
 		{"beside svcbridge's own services", Target{Services: []wire.Service{
@@ -104,10 +105,12 @@ func TestPlanPorts(t *testing.T) {
 			{Name: "other", Type: "external", Resource: "o.example.com", TargetPort: 1, DefaultBridge: "default-router", BridgePort: 10026},
 		}}, map[string]string{
 			"billing":  "create 10024->10024",
-			"checkout": "create 10024->10027 (shared with billing)",
-			"legacy":   "create 9000->10028 (outside BRIDGE_PORTS_RANGE 10024-10030)",
-			"ssh":      "create 10025->10029 (taken in svcbridge by mine)",
+			"checkout": "create 10024->10030 (shared with billing)",
+			"legacy":   "create 9000->10029 (outside BRIDGE_PORTS_RANGE 10024-10030)",
+			"ssh":      "create 10025->10028 (taken in svcbridge by mine)",
 		}},
+		// An import by an earlier svcbridge, which moved ports up from the
+		// bottom: what svcbridge holds stays.
 		{"again after the import", Target{Services: []wire.Service{
 			{Name: "billing", Type: "external", Resource: "billing.example.com", TargetPort: 443, DefaultBridge: "default-router", BridgePort: 10024, Tags: []string{}},
 			{Name: "checkout", Type: "microservice", Resource: msUUID, TargetPort: 8080, DefaultBridge: "default-router", BridgePort: 10026, Tags: []string{"checkout"}},
@@ -122,9 +125,9 @@ func TestPlanPorts(t *testing.T) {
 		{"svcbridge holds one of the sharers on the port", Target{Services: []wire.Service{
 			{Name: "checkout", Type: "microservice", Resource: msUUID, TargetPort: 8080, DefaultBridge: "default-router", BridgePort: 10024, Tags: []string{"checkout"}},
 		}}, map[string]string{
-			"billing":  "create 10024->10026 (shared with checkout)",
+			"billing":  "create 10024->10030 (shared with checkout)",
 			"checkout": "unchanged 10024->10024",
-			"legacy":   "create 9000->10027 (outside BRIDGE_PORTS_RANGE 10024-10030)",
+			"legacy":   "create 9000->10029 (outside BRIDGE_PORTS_RANGE 10024-10030)",
 			"ssh":      "create 10025->10025",
 		}},
 		{"a differing service and a full range", Target{Services: []wire.Service{
@@ -138,7 +141,7 @@ func TestPlanPorts(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ports(NewPlan(source(), tc.dst, settings))
+			got := ports(NewPlan(source(), tc.dst, settings, Choices{}))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("services:\n%v\nwant\n%v", got, tc.want)
 			}
@@ -164,7 +167,7 @@ func agents(p Plan) []string {
 
 func TestPlanAgents(t *testing.T) {
 	t.Run("upstream routers first, tags mapped, default router", func(t *testing.T) {
-		p := NewPlan(source(), Target{}, settings)
+		p := NewPlan(source(), Target{}, settings, Choices{})
 		if got, want := agents(p), []string{"hub create", "core create", "plant create"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("agents %v, want %v", got, want)
 		}
@@ -186,7 +189,7 @@ func TestPlanAgents(t *testing.T) {
 			{UUID: hubUUID, Name: "hub", RouterMode: "interior", IsSystem: true, UpstreamRouters: []string{coreUUID}},
 			{UUID: coreUUID, Name: "core", RouterMode: "interior", UpstreamRouters: []string{"default-router"}},
 		}}
-		if got, want := agents(NewPlan(src, Target{}, settings)), []string{"core create later " + hubUUID, "hub create"}; !reflect.DeepEqual(got, want) {
+		if got, want := agents(NewPlan(src, Target{}, settings, Choices{})), []string{"core create later " + hubUUID, "hub create"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("agents %v, want %v", got, want)
 		}
 	})
@@ -207,12 +210,12 @@ func TestPlanAgents(t *testing.T) {
 		{"another uuid", held(func(a *wire.Agent) { a.UUID = plantUUID }),
 			"hub conflict: svcbridge's agent hub has uuid " + plantUUID + ", the source's " + hubUUID},
 		{"its uuid under another name", held(func(a *wire.Agent) { a.Name = "central" }),
-			"hub conflict: svcbridge's agent central has its uuid"},
+			"hub conflict: svcbridge's agent central has its uuid: if an earlier import renamed it, import with --rename agent/hub=central"},
 		{"another default router", held(func(a *wire.Agent) { a.UUID, a.Name = plantUUID, "central" }),
 			"hub conflict: it is the source's default router, and svcbridge's is central"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := agents(NewPlan(source(), tc.dst, settings))[0]; got != tc.want {
+			if got := agents(NewPlan(source(), tc.dst, settings, Choices{}))[0]; got != tc.want {
 				t.Errorf("hub: %q\nwant %q", got, tc.want)
 			}
 		})
@@ -221,7 +224,7 @@ func TestPlanAgents(t *testing.T) {
 	t.Run("two system agents", func(t *testing.T) {
 		src := source()
 		src.Agents[1].IsSystem = true
-		got := agents(NewPlan(src, Target{}, settings))
+		got := agents(NewPlan(src, Target{}, settings, Choices{}))
 		if !strings.HasPrefix(got[0], "core conflict: the source has 2 system agents") || !strings.HasPrefix(got[1], "hub conflict: the source has 2 system agents") {
 			t.Fatalf("agents %v", got)
 		}
@@ -232,8 +235,9 @@ func TestPlanDependencies(t *testing.T) {
 	src := source()
 	src.Agents = src.Agents[:2] // no hub: plant's default-router goes
 	src.Microservices = append(src.Microservices, SourceMicroservice{UUID: "m2", Name: "lost", Application: "orders", AgentUUID: "gone"})
-	src.Services = append(src.Services, wire.Service{Name: "lost", Type: "microservice", Resource: "m2", TargetPort: 1, BridgePort: 10026})
-	p := NewPlan(src, Target{Microservices: []wire.Microservice{{UUID: "other", Application: "orders", Name: "checkout"}}}, settings)
+	src.Services = append(src.Services, wire.Service{Name: "lost", Type: "microservice", Resource: "m2", TargetPort: 1, BridgePort: 10026},
+		wire.Service{Name: "orphan", Type: "microservice", Resource: "m9", TargetPort: 1, BridgePort: 10027})
+	p := NewPlan(src, Target{Microservices: []wire.Microservice{{UUID: "other", Application: "orders", Name: "checkout"}}}, settings, Choices{})
 	if p.Agents[1].Name != "plant" || !strings.Contains(p.Agents[1].Note, "default-router is no agent of the source") ||
 		!reflect.DeepEqual(p.Agents[1].Object.UpstreamRouters, []string{coreUUID}) {
 		t.Errorf("plant: %+v", p.Agents[1])
@@ -249,9 +253,12 @@ func TestPlanDependencies(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("microservices:\n%q\nwant\n%q", got, want)
 	}
+	// What needs an object of the source in conflict is not imported,
+	// which names it; only what is nowhere is named by its uuid.
 	svcs := ports(p)
-	if svcs["checkout"] != "conflict: its microservice "+msUUID+" is neither in the source nor in svcbridge" ||
-		svcs["lost"] != "conflict: its microservice m2 is neither in the source nor in svcbridge" {
+	if svcs["checkout"] != "blocked: microservice orders/checkout is in conflict" ||
+		svcs["lost"] != "blocked: microservice orders/lost is in conflict" ||
+		svcs["orphan"] != "conflict: its microservice m9 is neither in the source nor in svcbridge" {
 		t.Errorf("services %v", svcs)
 	}
 }

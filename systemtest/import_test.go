@@ -189,10 +189,12 @@ func TestImportFromTheReferenceController(t *testing.T) {
 		wantLines(t, r,
 			"agent/hub: create", "agent/plant-a: create", "microservice/orders/checkout: create",
 			"service/billing: create, bridgePort 10024 kept",
-			"service/checkout: create, bridgePort 10024 -> 10026 (shared with billing)",
-			"service/legacy: create, bridgePort 9000 -> 10027 (outside BRIDGE_PORTS_RANGE 10024-65535)",
-			"service/ssh: conflict, its agent "+refPlantB+" is neither in the source nor in svcbridge",
-			"dry run, nothing written: 6 to create, 0 unchanged, 2 in conflict")
+			// Moved ports come from the top of the range, away from the
+			// reference's next ones.
+			"service/checkout: create, bridgePort 10024 -> 65535 (shared with billing)",
+			"service/legacy: create, bridgePort 9000 -> 65534 (outside BRIDGE_PORTS_RANGE 10024-65535)",
+			"service/ssh: not imported because agent plant-b is in conflict",
+			"dry run, nothing written: 6 to create, 0 unchanged, 0 skipped, 1 in conflict, 0 refused, 1 not imported, 0 failed")
 		if !strings.Contains(r.stdout, "agent/plant-b: conflict, svcbridge's agent plant-b has uuid ") {
 			t.Errorf("plant-b is no conflict:\n%s", r)
 		}
@@ -211,9 +213,10 @@ func TestImportFromTheReferenceController(t *testing.T) {
 		r := run(t, 2)
 		wantLines(t, r, "microservice/orders/checkout: created",
 			"service/billing: created, bridgePort 10024 kept",
-			"service/checkout: created, bridgePort 10024 -> 10026 (shared with billing)",
-			"service/legacy: created, bridgePort 9000 -> 10027 (outside BRIDGE_PORTS_RANGE 10024-65535)",
-			"6 created, 0 unchanged, 2 in conflict, 0 failed")
+			"service/checkout: created, bridgePort 10024 -> 65535 (shared with billing)",
+			"service/legacy: created, bridgePort 9000 -> 65534 (outside BRIDGE_PORTS_RANGE 10024-65535)",
+			"service/ssh: not imported because agent plant-b is in conflict",
+			"6 created, 0 unchanged, 0 skipped, 1 in conflict, 0 refused, 1 not imported, 0 failed")
 		if !strings.Contains(r.stdout, "agent/hub: created (agent token, shown once: ") || !strings.Contains(r.stderr, "error: import incomplete") {
 			t.Errorf("import output:\n%s", r)
 		}
@@ -224,10 +227,10 @@ func TestImportFromTheReferenceController(t *testing.T) {
 		r := run(t, 0)
 		wantLines(t, r, "agent/hub: unchanged", "agent/plant-a: unchanged", "microservice/orders/checkout: unchanged",
 			"service/billing: unchanged, bridgePort 10024 kept",
-			"service/checkout: unchanged, bridgePort 10024 -> 10026 (shared with billing)",
-			"service/legacy: unchanged, bridgePort 9000 -> 10027 (outside BRIDGE_PORTS_RANGE 10024-65535)",
+			"service/checkout: unchanged, bridgePort 10024 -> 65535 (shared with billing)",
+			"service/legacy: unchanged, bridgePort 9000 -> 65534 (outside BRIDGE_PORTS_RANGE 10024-65535)",
 			"service/ssh: created, bridgePort 10025 kept",
-			"2 created, 6 unchanged, 0 in conflict, 0 failed")
+			"2 created, 6 unchanged, 0 skipped, 0 in conflict, 0 refused, 0 not imported, 0 failed")
 		if !strings.Contains(r.stdout, "agent/plant-b: created (agent token, shown once: ") {
 			t.Errorf("plant-b was not created:\n%s", r)
 		}
@@ -235,14 +238,14 @@ func TestImportFromTheReferenceController(t *testing.T) {
 
 	t.Run("a third run changes nothing", func(t *testing.T) {
 		r := run(t, 0)
-		if !strings.Contains(r.stdout, "0 created, 8 unchanged, 0 in conflict, 0 failed") || strings.Contains(r.stdout, ": create") {
+		if !strings.Contains(r.stdout, "0 created, 8 unchanged, 0 skipped, 0 in conflict, 0 refused, 0 not imported, 0 failed") || strings.Contains(r.stdout, ": create") {
 			t.Fatalf("third import:\n%s", r)
 		}
 	})
 
 	t.Run("the routers hold what the reference's held, on the kept ports", func(t *testing.T) {
 		s.waitAllReady("the imported services", 4, 60*time.Second)
-		moved := map[string]string{"checkout-listener": "10026", "legacy-listener": "10027"}
+		moved := map[string]string{"checkout-listener": "65535", "legacy-listener": "65534"}
 		if n := len(ref.routers()); n != 3 {
 			t.Fatalf("the reference's routers: %d, want all 3 agents'", n)
 		}
