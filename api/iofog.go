@@ -358,14 +358,12 @@ func (s *Server) updateMicroserviceYAML(c *gin.Context) {
 
 // listSystemMicroservices answers the reference's system microservices
 // (the routers and NATS servers it runs on agents), of which svcbridge runs
-// none: an empty list, and for ?application= the 404 of an application no
-// microservice is in.
+// none: an empty list, and for ?application= the reference's 404 of a
+// system application it does not hold.
 func (s *Server) listSystemMicroservices(c *gin.Context) {
 	if app, ok := c.GetQuery("application"); ok {
-		if _, err := ofApplication(nil, app); err != nil {
-			fail(c, err)
-			return
-		}
+		fail(c, notFound("Invalid flow id %s", app))
+		return
 	}
 	c.JSON(http.StatusOK, wire.MicroserviceList{Microservices: []wire.Microservice{}})
 }

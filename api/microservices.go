@@ -43,26 +43,25 @@ func microserviceView(ctx context.Context, tx *store.Tx, m inventory.Microservic
 func microserviceKey(m inventory.Microservice) []string { return []string{m.Application, m.Name} }
 
 // ofApplication returns app's microservices of sorted (by application,
-// then name, as the store lists them): one run. An application no
-// microservice is in is the reference's 404: svcbridge knows an
-// application only by its microservices.
-func ofApplication(sorted []inventory.Microservice, app string) ([]inventory.Microservice, error) {
+// then name, as the store lists them): one run, empty when no
+// microservice is in app.
+func ofApplication(sorted []inventory.Microservice, app string) []inventory.Microservice {
 	lo, _ := slices.BinarySearchFunc(sorted, app, func(m inventory.Microservice, app string) int { return strings.Compare(m.Application, app) })
 	hi := lo
 	for hi < len(sorted) && sorted[hi].Application == app {
 		hi++
 	}
-	if lo == hi {
-		return nil, notFound("Invalid flow id %s", app)
-	}
-	return sorted[lo:hi], nil
+	return sorted[lo:hi]
 }
 
 // listMicroservices answers the reference controller's list,
-// {"microservices": [...]}, of one application with ?application=
-// (unknown: 404, as the reference answers an application it does not
-// hold), paged with ?limit= and ?continue= as the other lists are; a
-// watch (?watch=true) streams the items' changes as the other lists'.
+// {"microservices": [...]}, of one application with ?application=,
+// paged with ?limit= and ?continue= as the other lists are; a watch
+// (?watch=true) streams the items' changes as the other lists'. An
+// application no microservice is in lists empty, where the reference
+// answers 404: svcbridge knows an application only by its microservices,
+// and potctl's deploy of an application's first microservice lists the
+// application's microservices before it creates the microservice.
 func (s *Server) listMicroservices(c *gin.Context) {
 	app, filtered := c.GetQuery("application")
 	readList := func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
@@ -70,7 +69,7 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		if err != nil || !filtered {
 			return all, err
 		}
-		return ofApplication(all, app)
+		return ofApplication(all, app), nil
 	}
 	// The reference's shape: {"microservices": [...]} (wire.MicroserviceList).
 	serveListIn(s, c, "microservices", readList, microserviceKey, showEach(s, c, (*nameRefs).microservice, microserviceAnswer))

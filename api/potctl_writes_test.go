@@ -162,27 +162,36 @@ type (
 
 // sdkClient is the ioFog Go SDK's client of one session.
 type sdkClient struct {
-	t   *testing.T
-	api *testAPI
-	as  []string
+	t     *testing.T
+	api   *testAPI
+	as    []string
+	calls *[]string // the requests made, "METHOD path", session first
 }
 
 // newSDKClient builds potctl's session (status, then refresh) for the
 // token of role.
 func newSDKClient(t *testing.T, api *testAPI, role auth.Role) sdkClient {
 	t.Helper()
+	c := sdkClient{t: t, api: api, calls: new([]string)}
 	var st sdkControllerStatus
-	sdkDecode(t, api.Do("GET", "/api/v3/status", nil, noBearer...).Want(200), &st)
+	sdkDecode(t, c.made(api.Do("GET", "/api/v3/status", nil, noBearer...)).Want(200), &st)
 	var sess sdkLoginResponse
-	api.JSON("POST", "/api/v3/user/refresh", sdkRefreshTokenRequest{RefreshToken: testTokens[role]}, noBearer...).Want(200).Decode(&sess)
-	return sdkClient{t: t, api: api, as: bearer(sess.AccessToken)}
+	c.made(api.JSON("POST", "/api/v3/user/refresh", sdkRefreshTokenRequest{RefreshToken: testTokens[role]}, noBearer...)).Want(200).Decode(&sess)
+	c.as = bearer(sess.AccessToken)
+	return c
+}
+
+// made notes r's request among the client's calls.
+func (c sdkClient) made(r *testResponse) *testResponse {
+	*c.calls = append(*c.calls, r.req)
+	return r
 }
 
 // do is the SDK's doRequest: a JSON body (none for nil), and any status
 // but 2xx an error (checkStatusCode), which fails the test.
 func (c sdkClient) do(method, path string, request any, answer any) *testResponse {
 	c.t.Helper()
-	r := c.api.JSON(method, path, request, c.as...)
+	r := c.made(c.api.JSON(method, path, request, c.as...))
 	if r.Status < 200 || r.Status > 299 {
 		c.t.Fatalf("%s: the SDK fails on %d: %s", r.req, r.Status, r.Body)
 	}
@@ -196,7 +205,7 @@ func (c sdkClient) do(method, path string, request any, answer any) *testRespons
 // its *FromYAML methods send one.
 func (c sdkClient) upload(method, path, field string, doc []byte, answer any) {
 	c.t.Helper()
-	r := c.api.Upload(method, path, field, string(doc), c.as...)
+	r := c.made(c.api.Upload(method, path, field, string(doc), c.as...))
 	if r.Status < 200 || r.Status > 299 {
 		c.t.Fatalf("%s: the SDK fails on %d: %s", r.req, r.Status, r.Body)
 	}
@@ -315,7 +324,7 @@ func (c sdkClient) ListServices() (out []sdkServiceInfo) {
 // IsEdgeResourceCapable is HEAD /capabilities/edgeResources: a 404 is
 // "not supported", which potctl's get all takes as no edge resources.
 func (c sdkClient) IsEdgeResourceCapable() bool {
-	r := c.api.Do("HEAD", "/api/v3/capabilities/edgeResources", nil, c.as...)
+	r := c.made(c.api.Do("HEAD", "/api/v3/capabilities/edgeResources", nil, c.as...))
 	if r.Status != 404 && (r.Status < 200 || r.Status > 299) {
 		c.t.Fatalf("%s: %d, which fails potctl's get all", r.req, r.Status)
 	}
@@ -414,8 +423,10 @@ func potctlDocument(t *testing.T, app, name string, spec any) []byte {
 }
 
 // potctlDeployMicroservice is potctl deploy of a kind: Microservice
-// document (apps.DeployMicroservice): the application's microservices,
-// then an update of the one of that name, else a create.
+// document (apps.DeployMicroservice): the application's microservices
+// (microserviceExecutor.init, GetMicroservicesByApplication: any answer
+// but 2xx fails the deploy), then an update of the one of that name, else
+// a create. It reads no application and creates none.
 func potctlDeployMicroservice(c sdkClient, app, name string, spec map[string]any) sdkMicroserviceInfo {
 	c.t.Helper()
 	doc := potctlDocument(c.t, app, name, spec)
@@ -499,8 +510,9 @@ func potctlApplicationTable(c sdkClient, system bool) map[string][]string {
 // TestPotctlContractWrites replays potctl's writes to agents and
 // microservices on both stores: deploy of an AgentConfig (described, then
 // deployed back with tags, as potctl users set an agent's tags), deploy of
-// a microservice (create, then update), move, delete agent, delete
-// microservice; each must leave what svcbridge's own API then reads.
+// a microservice (create, then update, and a create into an application
+// svcbridge has never seen), move, delete agent, delete microservice; each
+// must leave what svcbridge's own API then reads.
 func TestPotctlContractWrites(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		api, _, rec := newTestAPI(t, dialect)
@@ -564,6 +576,33 @@ func TestPotctlContractWrites(t *testing.T) {
 			t.Fatalf("cart after the redeploy: %+v", m)
 		}
 
+		// potctl deploy of a microservice into an application svcbridge
+		// has never seen: its session, the application's microservices
+		// (none, where the reference answers 404), the create, the
+		// created microservice; the application then lists with it.
+		for _, a := range c.GetAllApplications().Applications {
+			if a.Name == "kiosk" {
+				t.Fatalf("application kiosk before its first microservice: %+v", a)
+			}
+		}
+		deployer := newSDKClient(t, api, auth.SRE)
+		menu := potctlDeployMicroservice(deployer, "kiosk", "menu", map[string]any{"agent": map[string]any{"name": "core"},
+			"images": map[string]any{"x86": "kiosk/menu:1", "registry": "remote"}, "container": map[string]any{"rootHostAccess": false, "ports": []any{}}})
+		want := []string{"GET /api/v3/status", "POST /api/v3/user/refresh", "GET /api/v3/microservices?application=kiosk",
+			"POST /api/v3/microservices/yaml", "GET /api/v3/microservices/" + menu.UUID}
+		if !slices.Equal(*deployer.calls, want) {
+			t.Fatalf("potctl's deploy into a new application made\n%q\nwant\n%q", *deployer.calls, want)
+		}
+		var kiosk wire.MicroserviceList
+		api.Do("GET", "/api/v3/microservices?application=kiosk", nil).Want(200).Decode(&kiosk)
+		if len(kiosk.Microservices) != 1 || kiosk.Microservices[0].UUID != menu.UUID || kiosk.Microservices[0].Name != "menu" ||
+			kiosk.Microservices[0].Application != "kiosk" || kiosk.Microservices[0].Agent != core.UUID {
+			t.Fatalf("application kiosk after the deploy, as svcbridge reads it: %+v", kiosk.Microservices)
+		}
+		if table := potctlApplicationTable(c, false); !slices.Equal(table["kiosk"], []string{"menu"}) {
+			t.Fatalf("potctl get applications after the deploy: %v", table)
+		}
+
 		// potctl move microservice: the document of what GET answers,
 		// with the new agent.
 		rec.Reset()
@@ -589,6 +628,15 @@ func TestPotctlContractWrites(t *testing.T) {
 		// potctl delete microservice: by name, then by uuid.
 		c.DeleteMicroservice(c.GetMicroserviceByName("shop", "cart").UUID)
 		api.Do("GET", "/api/v3/microservices/"+cart.UUID, nil).Want(404)
+		// The application's last one: no microservice names kiosk, so
+		// svcbridge holds no application kiosk any more.
+		c.DeleteMicroservice(c.GetMicroserviceByName("kiosk", "menu").UUID)
+		if left := c.GetMicroservicesByApplication("kiosk").Microservices; len(left) != 0 {
+			t.Fatalf("application kiosk after its last microservice's delete: %+v", left)
+		}
+		if _, ok := potctlApplicationTable(c, false)["kiosk"]; ok {
+			t.Fatal("potctl get applications lists kiosk after its last microservice's delete")
+		}
 	})
 }
 
