@@ -223,7 +223,7 @@ func TestMeshCarriesEachType(t *testing.T) {
 	if cli.Code != 3 || !strings.Contains(cli.Stderr, "service blocked failed: its listener was refused by the router of edge1: Address already in use") {
 		t.Errorf("apply --wait=rollout with a port taken on edge1: %+v", cli)
 	}
-	if out := f.p.CLI("describe", "service", "blocked").Stdout; !regexp.MustCompile(`(?m)^\s+edge1\s+service\.iofog\.org/tag: ops\s+yes\s+failed: Address already in use`).MatchString(out) {
+	if out := f.p.CLI("describe", "service", "blocked").Stdout; !regexp.MustCompile(`(?m)^\s+edge1\s+service\.iofog\.org/tag: ops\s+no \(router refused\)\s+failed: Address already in use`).MatchString(out) {
 		t.Errorf("describe service blocked:\n%s", out)
 	}
 	if out := f.p.CLI("status").Stdout; !regexp.MustCompile(`(?m)^edge1\s+edge\s+\S+\s+refused 1: blocked-listener Address already in use`).MatchString(out) {
