@@ -44,7 +44,9 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			p.mu.Lock()
@@ -52,7 +54,14 @@ func start(t *testing.T, env []string, args ...string) *proc {
 			p.mu.Unlock()
 		}
 	}()
-	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	// done is sent once the output is all read: a test reading it after
+	// the exit sees every line.
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		<-scanned
+		p.done <- err
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		if t.Failed() {
