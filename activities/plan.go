@@ -168,13 +168,13 @@ func (a *Activities) FinishService(ctx context.Context, f reconcile.Finish) (str
 	log := activity.GetLogger(ctx)
 	if msg != "" {
 		metrics.Reconciles.WithLabelValues(service.StatusFailed).Inc()
-		log.Warn("service reconcile failed", "service", f.Service, "generation", f.Generation, "reason", msg)
+		log.Warn(reconcile.LogPassFailed, "service", f.Service, "generation", f.Generation, "reason", msg)
 		return msg, nil
 	}
 	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
 	if !f.Since.IsZero() {
 		metrics.ReadyLatency.Observe(time.Since(f.Since).Seconds())
 	}
-	log.Info("service ready", "service", f.Service, "generation", f.Generation)
+	log.Info(reconcile.LogServiceReady, "service", f.Service, "generation", f.Generation)
 	return "", nil
 }

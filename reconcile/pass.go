@@ -34,6 +34,17 @@ const (
 	TypeNoIngress        = "NoIngress"
 )
 
+// What a pass's outcome is logged and worded with, shared by the steps
+// that say it and the worker's SDK logger that reads it (worker.SDKLogger):
+// the recording step logs LogPassFailed or LogServiceReady with the keys
+// "service" and, of a failure, "reason"; a failure the pass could not
+// record on the service carries RecordingFailed.
+const (
+	LogPassFailed   = "service reconcile failed"
+	LogServiceReady = "service ready"
+	RecordingFailed = "; recording it failed: "
+)
+
 // Steps are the parts of one reconcile pass. The service workflow runs them
 // as (mostly local) activities on its fast path; the ReconcileService
 // activity, which runs after a failure, calls them directly.
@@ -147,7 +158,7 @@ func Run(s Steps, name string) (Outcome, error) {
 			if _, ferr := s.Finish(finish); ferr != nil {
 				// provisioningError does not say it: the pass's failure
 				// does, and why the service still shows what it showed.
-				msg += "; recording it failed: " + Reason(ferr)
+				msg += RecordingFailed + Reason(ferr)
 			}
 		}
 		return out, passError(typ, msg, err)

@@ -52,7 +52,7 @@ func (s sdkLogger) With(keyvals ...any) sdklog.Logger {
 }
 
 func (s sdkLogger) Warn(msg string, keyvals ...any) {
-	if msg == passFailed {
+	if msg == reconcile.LogPassFailed {
 		s.logPassFailure(keyvals)
 		return
 	}
@@ -60,7 +60,7 @@ func (s sdkLogger) Warn(msg string, keyvals ...any) {
 }
 
 func (s sdkLogger) Info(msg string, keyvals ...any) {
-	if service, ok := value(keyvals, "service").(string); msg == serviceReady && ok {
+	if service, ok := value(keyvals, "service").(string); msg == reconcile.LogServiceReady && ok {
 		s.failing.ready(service)
 	}
 	s.Logger.Info(msg, keyvals...)
@@ -83,21 +83,14 @@ func (s sdkLogger) Error(msg string, keyvals ...any) {
 	}
 }
 
-// The messages activities.FinishService logs a pass's outcome with: its
-// keys "service" and, of a failure, "reason".
-const (
-	passFailed   = "service reconcile failed"
-	serviceReady = "service ready"
-)
-
 // logPassFailure logs a failed pass at WARN, or at DEBUG when it is a
 // retry of the service's failure logged last.
 func (s sdkLogger) logPassFailure(keyvals []any) {
 	service, ok := value(keyvals, "service").(string)
 	if !ok || s.failing.first(service, fmt.Sprint(value(keyvals, "reason"))) {
-		s.Logger.Warn(passFailed, keyvals...)
+		s.Logger.Warn(reconcile.LogPassFailed, keyvals...)
 	} else {
-		s.Logger.Debug(passFailed, keyvals...)
+		s.Logger.Debug(reconcile.LogPassFailed, keyvals...)
 	}
 }
 
@@ -150,12 +143,8 @@ var recordedTypes = map[string]bool{
 	reconcile.TypeKubernetesFailed: true, reconcile.TypeObjectsNotInPlace: true,
 }
 
-// recordingFailed is what reconcile.Run adds to a failure it could not
-// record on the service.
-const recordingFailed = "; recording it failed: "
-
 func recorded(app *temporal.ApplicationError) bool {
-	return recordedTypes[app.Type()] && !strings.Contains(app.Message(), recordingFailed)
+	return recordedTypes[app.Type()] && !strings.Contains(app.Message(), reconcile.RecordingFailed)
 }
 
 // passFailureAttrs are the WARN line's attributes: the service and the reason

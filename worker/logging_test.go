@@ -105,11 +105,11 @@ func TestSDKLoggerLevels(t *testing.T) {
 		{"router write, recorded", passError(t, passSteps{plan: exists, fail: map[string]error{"agents": down}}),
 			want{slog.LevelDebug, sdkActivityError, ""}},
 		{"router write, recording failed", passError(t, passSteps{plan: exists, fail: map[string]error{"agents": down, "finish": down}}),
-			want{slog.LevelWarn, passFailed, "write router config: database is down; recording it failed: database is down"}},
+			want{slog.LevelWarn, reconcile.LogPassFailed, "write router config: database is down; recording it failed: database is down"}},
 		{"plan", passError(t, passSteps{fail: map[string]error{"plan": down}}),
-			want{slog.LevelWarn, passFailed, "plan: database is down"}},
+			want{slog.LevelWarn, reconcile.LogPassFailed, "plan: database is down"}},
 		{"fan-out", passError(t, passSteps{plan: fanout, fail: map[string]error{"queue": down}}),
-			want{slog.LevelWarn, passFailed, "queue agents: database is down"}},
+			want{slog.LevelWarn, reconcile.LogPassFailed, "queue agents: database is down"}},
 		{"not a pass's", temporal.NewApplicationError("boom", "SomethingElse"), want{slog.LevelError, sdkActivityError, ""}},
 		{"plain error", down, want{slog.LevelError, sdkActivityError, ""}},
 	} {
@@ -162,14 +162,14 @@ func TestSDKLoggerWarnsOnce(t *testing.T) {
 	// As activities.FinishService logs, through the activity's logger.
 	activity := func() sdklog.Logger { return sdklog.With(l, "ActivityType", reconcile.ActivityFinishService) }
 	fail := func(service, reason string) {
-		activity().Warn(passFailed, "service", service, "generation", 1, "reason", reason)
+		activity().Warn(reconcile.LogPassFailed, "service", service, "generation", 1, "reason", reason)
 	}
 	fail("checkout", "Agent fog-a has routerMode none")
 	fail("checkout", "Agent fog-a has routerMode none") // the retry passes
 	fail("checkout", "Agent fog-a has routerMode none")
 	fail("vendor", "Agent fog-a has routerMode none")
 	fail("checkout", "Agent fog-b has routerMode none") // another reason
-	activity().Info(serviceReady, "service", "checkout", "generation", 2)
+	activity().Info(reconcile.LogServiceReady, "service", "checkout", "generation", 2)
 	fail("checkout", "Agent fog-b has routerMode none") // failing again
 	want := []slog.Level{slog.LevelWarn, slog.LevelDebug, slog.LevelDebug, slog.LevelWarn, slog.LevelWarn, slog.LevelInfo, slog.LevelWarn}
 	if got := levels(&r); !slices.Equal(got, want) {
