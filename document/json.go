@@ -33,15 +33,14 @@ func readJSONObject(body []byte, known *FieldSet) (map[string]json.RawMessage, e
 	if err := jsonSyntax(body); err != nil {
 		return nil, err
 	}
-	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
+	w := jsonWalker{body: body}
+	if w.space(); body[w.i] != '{' {
 		return nil, NotOfType("instance", "object")
 	}
 	// The members, walked as CheckJSON walks them, except that the value
 	// of a key outside known is stepped over unread: it is refused whole.
 	obj := map[string]json.RawMessage{}
 	var unknown []string
-	w := jsonWalker{body: body}
-	w.space()
 	err := w.members(nil, func(member *jsonPath) error {
 		if known != nil && !(*known)[member.key] {
 			unknown = append(unknown, member.key)
