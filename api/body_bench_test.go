@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"svcbridge/document"
 	"svcbridge/store"
 	"svcbridge/store/storetest"
 )
@@ -48,6 +49,10 @@ func BenchmarkWriteBodies(b *testing.B) {
 			func(i int) []byte { return yamlDoc("", 80+i) }, 204},
 		{"yaml-ignored", "PATCH", "/api/v3/services/yaml/web", admin, true,
 			func(int) []byte { return yamlDoc("  junk: "+zeros(MaxYAMLBody)+"\n", 80) }, 400},
+		{"yaml-most-values", "PATCH", "/api/v3/services/yaml/web", admin, true,
+			func(int) []byte {
+				return yamlDoc("  junk: ["+strings.Repeat("0,", document.MaxYAMLValues-40)+"0]\n", 80)
+			}, 400},
 		{"report-ignored", "PUT", "/api/v3/agent/router/status", agent, false,
 			func(int) []byte { return []byte(`{"version":"x","junk":` + zeros(ReportMaxBody) + `}`) }, 400},
 		{"report-items", "PUT", "/api/v3/agent/router/status", agent, false,

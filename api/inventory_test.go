@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"svcbridge/auth"
+	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
 	"svcbridge/service"
@@ -456,6 +457,8 @@ func TestInventoryBadInput(t *testing.T) {
 				400, validation, "Error parsing YAML: line 5: merge keys ('<<') are not supported"},
 			{"YAML alias bomb", yamlReq(aliasBomb),
 				400, validation, fmt.Sprintf("Error parsing YAML: more than %d aliases", service.MaxYAMLAliases)},
+			{"YAML of too many values", yamlReq("kind: Agent\nmetadata:\n  name: x\nspec:\n  tags:\n" + strings.Repeat("  - a\n", document.MaxYAMLValues)),
+				400, validation, "Error parsing YAML: more than 512 keys and items"},
 			{"YAML second default router", yamlReq("kind: AgentConfig\nmetadata:\n  name: core\nspec:\n  routerMode: interior\n  defaultRouter: true\n"),
 				409, duplicate, "Agent hub is already the default router; only one agent can be the default router"},
 			{"YAML replace drops a used interior", yamlReq("kind: AgentConfig\nmetadata:\n  name: core\n"),

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/document"
 	"svcbridge/inventory"
 	"svcbridge/service"
 	"svcbridge/store"
@@ -529,6 +530,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			{"YAML duplicated key", remote, createYAML(yamlDoc([]string{"name: new", "name: other"}, extSpec)), 400, validation, "Error parsing YAML: line 5: duplicated mapping key 'name'"},
 			{"YAML merge key", remote, createYAML("kind: Service\nspec: &b\n  type: external\nmetadata:\n  <<: *b\n"), 400, validation, "Error parsing YAML: line 5: merge keys ('<<') are not supported"},
 			{"YAML alias bomb", remote, createYAML(aliasBomb), 400, validation, fmt.Sprintf("Error parsing YAML: more than %d aliases", service.MaxYAMLAliases)},
+			{"YAML of too many values", remote, createYAML(yamlDoc([]string{"name: new", "tags: [" + strings.Repeat("a,", document.MaxYAMLValues) + "a]"}, extSpec)), 400, validation, "Error parsing YAML: more than 512 keys and items"},
 			{"YAML bad name", remote, createYAML(yamlDoc([]string{"name: New"}, extSpec)), 400, validation, "Invalid format for field 'name'"},
 			{"YAML k8s on remote", remote, createYAML(yamlDoc([]string{"name: new"}, []string{"type: k8s", "resource: payments.payments.svc.cluster.local", "targetPort: 8080"})), 400, validation, msgK8sEnv},
 

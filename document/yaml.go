@@ -18,6 +18,13 @@ import (
 // documents outright so nothing downstream is tempted to expand them.
 const (
 	MaxYAMLAliases = 20 // alias nodes in one document; the classic billion laughs uses 90
+	// MaxYAMLValues bounds the keys and items of an upload, counted by
+	// yamlValues before yaml.v3 sees it: its tree costs some 600 ns and 200
+	// bytes a value, so a body of nothing but `[0,0,...]` would cost ten
+	// times a normal write. The largest documents clients send (a service
+	// with every tag, a potctl microservice with its env and volumes) hold
+	// a few hundred.
+	MaxYAMLValues = 512
 )
 
 // topFields are the top-level keys of every kind of document.
@@ -60,6 +67,9 @@ func ReadYAML[T any](body []byte, kinds []string, read func(root *yaml.Node) (T,
 // keys. It answers "missing kind field" for anything else, as the
 // reference does.
 func parseYAML(body []byte) (*yaml.Node, error) {
+	if yamlValues(body) > MaxYAMLValues {
+		return nil, Errorf("Error parsing YAML: more than %d keys and items", MaxYAMLValues)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -90,6 +100,62 @@ func parseYAML(body []byte) (*yaml.Node, error) {
 		return nil, Errorf("Invalid YAML format: missing kind field")
 	}
 	return root, noMergeKeys(root)
+}
+
+// yamlValues is at least the number of nodes yaml.v3 makes of body, less
+// one, read in one pass over its bytes: a `[` or `{` opens a collection
+// and its first item, a `,` another item, a `:` a key and its value, a
+// `? ` a key and its value, a `- ` an item and a `---` a document. It
+// over-counts these characters in scalars and trailing comments, and skips
+// only whole comment lines, which YAML never reads a node from (such a
+// line inside a quoted or block scalar is text). Nothing is skipped that
+// needs knowing where a quoted scalar ends, so no document can hide its
+// values from the count; FuzzYAMLValues holds it to that.
+func yamlValues(body []byte) int {
+	n := 0
+	lineStart := true
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if lineStart {
+			if c == ' ' || c == '\t' {
+				continue
+			}
+			lineStart = false
+			if c == '#' {
+				for i < len(body) && body[i] != '\n' && body[i] != '\r' {
+					i++
+				}
+				lineStart = true
+				continue
+			}
+			if c == '-' && bytes.HasPrefix(body[i:], []byte("---")) {
+				n++
+			}
+		}
+		switch c {
+		case '\n', '\r':
+			lineStart = true
+		case ',':
+			n++
+		case '[', '{', ':':
+			n += 2
+		case '?':
+			if blankAfter(body, i) {
+				n += 2
+			}
+		case '-':
+			if blankAfter(body, i) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// blankAfter says whether body[i] is followed by a blank or the end, as a
+// YAML indicator must be.
+func blankAfter(body []byte, i int) bool {
+	return i+1 == len(body) || bytes.IndexByte([]byte(" \t\r\n"), body[i+1]) >= 0
 }
 
 func yamlParseError(err error) error {

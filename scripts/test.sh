@@ -125,7 +125,7 @@ go test -count=1 -race -timeout 30m ./store/... ./activities/ ./api/ ./routercon
 # (go.dev/issue/75804). Each count is about 10 s on this machine.
 if [ "$FUZZTIME" != "0" ]; then
   echo "== fuzzing the request decoders and handlers"
-  for target in service:FuzzDecodeJSON:50000x service:FuzzDecodeYAML:50000x api:FuzzRequests:4000x; do
+  for target in document:FuzzYAMLValues:30000x service:FuzzDecodeJSON:50000x service:FuzzDecodeYAML:50000x api:FuzzRequests:4000x; do
     IFS=: read -r pkg name budget <<<"$target"
     go test -run '^$' -fuzz "^$name\$" -fuzztime "${FUZZTIME:-$budget}" "./$pkg/"
   done
