@@ -29,6 +29,8 @@ type Installation struct {
 	Tags         service.TagRule
 	// Kube is the cluster's settings on the Kubernetes control plane.
 	Kube kube.Config
+	// Timing is the workflows' (the zero value: production's).
+	Timing workflows.Timing
 }
 
 // Workflows starts and signals the installation's workflows.
@@ -59,5 +61,5 @@ func (in Installation) APIOptions(c client.Client, st *store.Store, cs kubernete
 func (in Installation) Worker(c client.Client, st *store.Store, cs kubernetes.Interface, onFatal func(error)) sdkworker.Worker {
 	acts := &activities.Activities{Store: st, Tags: in.Tags, ControlPlane: in.ControlPlane,
 		Signaler: in.Trigger(c, st), Kube: cs, KubeConfig: in.Kube}
-	return worker.New(c, in.TaskQueue, acts, onFatal)
+	return worker.New(c, in.TaskQueue, acts, in.Timing, onFatal)
 }

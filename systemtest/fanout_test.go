@@ -14,6 +14,7 @@ import (
 	"svcbridge/inventory"
 	"svcbridge/store"
 	"svcbridge/worker"
+	"svcbridge/workflows"
 )
 
 // hangingSignaler passes its first call to next, then hangs on every
@@ -89,7 +90,7 @@ func TestFanoutOfADeadWorkerResumesElsewhere(t *testing.T) {
 
 	hanging := &hangingSignaler{next: trigger, stuck: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(hanging.release) })
-	w1 := worker.New(s.temporal, s.queue, activitiesWith(hanging), nil)
+	w1 := worker.New(s.temporal, s.queue, activitiesWith(hanging), workflows.Timing{}, nil)
 	if err := w1.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestFanoutOfADeadWorkerResumesElsewhere(t *testing.T) {
 	w1.Stop()
 
 	counting := &countingSignaler{next: trigger}
-	w2 := worker.New(s.temporal, s.queue, activitiesWith(counting), nil)
+	w2 := worker.New(s.temporal, s.queue, activitiesWith(counting), workflows.Timing{}, nil)
 	if err := w2.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -35,16 +35,17 @@ func init() { sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize) }
 // went through the server's stored backlog.
 const WorkflowTaskPollers = 8
 
-// New returns a worker on taskQueue with everything registered. onFatal,
+// New returns a worker on taskQueue with everything registered, its
+// workflows on timing (the zero value: production's). onFatal,
 // when not nil, hears of an error that stopped the worker for good.
-func New(c client.Client, taskQueue string, acts *activities.Activities, onFatal func(error)) sdkworker.Worker {
+func New(c client.Client, taskQueue string, acts *activities.Activities, timing workflows.Timing, onFatal func(error)) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
 		// Let running activities finish on shutdown instead of cutting them off.
 		WorkerStopTimeout:                10 * time.Second,
 		OnFatalError:                     onFatal,
 		MaxConcurrentWorkflowTaskPollers: WorkflowTaskPollers,
 	})
-	workflows.Register(w, workflows.Timing{})
+	workflows.Register(w, timing)
 	for name, fn := range acts.ByName() {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
