@@ -12,6 +12,7 @@ import (
 
 	"svcbridge/auth"
 	"svcbridge/inventory"
+	"svcbridge/service"
 	"svcbridge/store"
 	"svcbridge/wire"
 )
@@ -34,7 +35,7 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 func agentAnswer(a inventory.Agent, n names) wire.Agent {
 	out := wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
 		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		UpstreamRouterNames: n.agentList(a.UpstreamRouters)}
+		UpstreamRouterNames: n.agentList(a.UpstreamRouters), Links: service.Uplinks(a, n.defaultRouter)}
 	if r, ok := n.routers[a.UUID]; ok {
 		out.Router = r.Shown()
 	}

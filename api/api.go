@@ -146,6 +146,7 @@ func New(o Options) http.Handler {
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	s.openAPIRoutes(r)
+	s.consoleRoutes(r)
 
 	// Users authenticate with their bearer token; agents use their own
 	// credential on the pull API only.
@@ -156,6 +157,7 @@ func New(o Options) http.Handler {
 	s.serviceRoutes(users)
 	s.eventRoutes(users)
 	s.settingsRoutes(users)
+	s.selfRoutes(users)
 	s.agentPullRoutes(r.Group("/api/v3"))
 	s.sessionRoutes(r.Group("/api/v3", withBodyLimit(SessionMaxBody)))
 	r.NoRoute(func(c *gin.Context) {

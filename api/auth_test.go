@@ -21,6 +21,7 @@ import (
 // inventory for sre and admin. A new route must be added here.
 var lowestRole = map[string]auth.Role{
 	"GET /api/v3/services":                    auth.Viewer,
+	"GET /api/v3/user/self":                   auth.Viewer,
 	"GET /api/v3/services/:name":              auth.Viewer,
 	"GET /api/v3/services/:name/distribution": auth.Viewer,
 	"GET /api/v3/services/:name/events":       auth.Viewer,

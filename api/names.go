@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -49,8 +50,11 @@ func (r *nameRefs) microservice(m inventory.Microservice) { r.agents = append(r.
 // what a request accepts, and the truth.
 type names struct {
 	agents, microservices map[string]string
-	// routers are the last reports of the agents' router sides.
-	routers map[string]store.RouterReport
+	// routers are the last reports of the agents' router sides, and
+	// defaultRouter the default router's uuid ("" when there is none), for
+	// the agents' links; both read only for answers with agents.
+	routers       map[string]store.RouterReport
+	defaultRouter string
 }
 
 // readNames reads the names of what refs refer to.
@@ -64,9 +68,18 @@ func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) 
 		return n, err
 	}
 	if routers := distinct(refs.routers); len(routers) > 0 {
-		n.routers, err = tx.RouterReports(ctx, routers)
+		if n.routers, err = tx.RouterReports(ctx, routers); err != nil {
+			return n, err
+		}
+		def, err := tx.DefaultRouter(ctx)
+		switch {
+		case err == nil:
+			n.defaultRouter = def.UUID
+		case !errors.Is(err, store.ErrNotFound):
+			return n, err
+		}
 	}
-	return n, err
+	return n, nil
 }
 
 // readNamesOf is readNames in a read transaction of its own, for a list

@@ -45,6 +45,7 @@ func TestAnswersNameWhatTheyReferTo(t *testing.T) {
 			Name                string
 			UpstreamRouters     []string
 			UpstreamRouterNames []string
+			Links               []string
 		}
 		var a agent
 		p.remote.Do(http.MethodGet, "/api/v3/agents/plant-a", nil).Want(http.StatusOK).Decode(&a)
@@ -54,6 +55,13 @@ func TestAnswersNameWhatTheyReferTo(t *testing.T) {
 			want := map[string][]string{"plant-a": {"hub", "core"}, "plant-b": {"hub"}}[a.Name]
 			if len(a.UpstreamRouters) != len(want) || !slices.Equal(a.UpstreamRouterNames, want) {
 				t.Errorf("agent %s: upstreamRouters %v named %v, want %v", a.Name, a.UpstreamRouters, a.UpstreamRouterNames, want)
+			}
+			// What its router links to, so that a picture of the network
+			// need not know the rule: an agent listing no upstream routers
+			// links to the default router, which links to nothing.
+			links := map[string][]string{"plant-a": {f.hub.UUID, f.core.UUID}, "plant-b": {f.hub.UUID}, "core": {f.hub.UUID}, "hub": {}, "sensor": {}}[a.Name]
+			if a.Links == nil || !slices.Equal(a.Links, links) {
+				t.Errorf("agent %s links to %v, want %v", a.Name, a.Links, links)
 			}
 		}
 		var patched agent

@@ -569,6 +569,13 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call("/healthz", 200, do("GET", "/healthz"))
 	call("/readyz", 200, do("GET", "/readyz"))
 	call("/metrics", 200, do("GET", "/metrics"))
+	call("/", 302, do("GET", "/"))
+	call("/console/{path}", 200, do("GET", "/console/"))
+	page := call("/console/{path}", 200, do("GET", "/console/app.js"))
+	call("/console/{path}", 304, func() *testResponse {
+		return api.Do("GET", "/console/app.js", nil, "If-None-Match", page.Header.Get("ETag"))
+	})
+	call("/console/{path}", 404, do("GET", "/console/nothing.js"))
 	doc := call("/openapi.json", 200, do("GET", "/openapi.json"))
 	if string(doc.Body) != string(openAPIDocument) {
 		t.Fatal("/openapi.json does not serve the embedded document")
@@ -700,6 +707,9 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	call("/api/v3/settings", 200, js("GET", "/api/v3/settings", nil, bearer(testTokens[auth.Viewer])...))
 	call("/api/v3/settings", 400, do("GET", "/api/v3/settings?dryRun=true"))
 	call("/api/v3/settings", 401, js("GET", "/api/v3/settings", nil, noBearer...))
+	call("/api/v3/user/self", 200, js("GET", "/api/v3/user/self", nil, bearer(testTokens[auth.Viewer])...))
+	call("/api/v3/user/self", 400, do("GET", "/api/v3/user/self?dryRun=true"))
+	call("/api/v3/user/self", 401, js("GET", "/api/v3/user/self", nil, noBearer...))
 	call(svcs+"/{name}/reconcile", 404, do("POST", svcs+"/nope/reconcile"))
 	rec.FailWith(fmt.Errorf("connection refused"))
 	call(svcs+"/{name}/reconcile", 503, do("POST", svcs+"/checkout/reconcile"))

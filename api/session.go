@@ -23,6 +23,21 @@ func (s *Server) sessionRoutes(g *gin.RouterGroup) {
 	g.POST("/user/login", s.login)
 }
 
+// selfRoutes tell a signed-in user who the API takes them for.
+func (s *Server) selfRoutes(g *gin.RouterGroup) {
+	g.GET("/user/self", s.self)
+}
+
+// self answers the caller's name and role and the actions of the console
+// it may take, as auth.Allowed decides them, so that the console offers
+// only those.
+func (s *Server) self(c *gin.Context) {
+	p := c.MustGet(principalKey).(auth.Principal)
+	c.JSON(http.StatusOK, wire.Self{Name: p.Subject, Role: string(p.Role), Actions: map[string]bool{
+		"reconcileService": auth.Allowed(p.Role, http.MethodPost, "/api/v3/services/:name/reconcile"),
+	}})
+}
+
 // status answers in the reference controller's shape.
 func (s *Server) status(c *gin.Context) {
 	now := time.Now()

@@ -42,3 +42,18 @@ func TestSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestSelf: GET /user/self names the caller and its role, and says which
+// of the console's actions it may take as the routes decide them: a
+// viewer's console offers no Retry.
+func TestSelf(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite, func(*Options) {})
+	for _, role := range auth.Roles {
+		var got wire.Self
+		api.JSON("GET", "/api/v3/user/self", nil, bearer(testTokens[role])...).Want(200).Decode(&got)
+		if got.Name != string(role) || got.Role != string(role) || got.Actions["reconcileService"] != (role != auth.Viewer) {
+			t.Errorf("as %s: %+v", role, got)
+		}
+	}
+	api.JSON("GET", "/api/v3/user/self", nil, noBearer...).Want(401)
+}

@@ -178,6 +178,8 @@ func serveTestAPI(t testing.TB, o Options) *testAPI {
 	t.Cleanup(srv.Close)
 	client := srv.Client() // the server's one client, used by every test request
 	client.Transport = asAdmin{client.Transport}
+	// A redirect is an answer to check, as any other.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &testAPI{t: t, srv: srv}
 }
 

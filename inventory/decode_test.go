@@ -34,7 +34,7 @@ func TestDecodeAgentJSON(t *testing.T) {
 		{"every field", `{"uuid":"u","name":"a","host":"h","routerMode":"edge","tags":["t"],"upstreamRouters":["hub"],"defaultRouter":false}`,
 			AgentInput{UUID: ptr("u"), Name: ptr("a"), Host: ptr("h"), RouterMode: ptr("edge"), Tags: ptr([]string{"t"}),
 				UpstreamRouters: ptr([]string{"hub"}), DefaultRouter: ptr(false)}, ""},
-		{"absent fields stay nil; answer fields are ignored", `{"name":"a","createdAt":"x","upstreamRouterNames":[]}`,
+		{"absent fields stay nil; answer fields are ignored", `{"name":"a","createdAt":"x","upstreamRouterNames":[],"links":["h"],"router":{"lagging":true}}`,
 			AgentInput{Name: ptr("a")}, ""},
 		{"unknown key", `{"name":"a","color":"red"}`, AgentInput{}, "Unknown field 'color'"},
 		{"wrong type", `{"name":"a","defaultRouter":"yes"}`, AgentInput{}, "Field 'defaultRouter' is not of a type(s) boolean"},

@@ -18,7 +18,7 @@ func PlanSite(a inventory.Agent, ups []inventory.Agent, def *inventory.Agent) ro
 	if a.RouterMode == inventory.RouterInterior {
 		site.Mode = routerconfig.ModeInterior
 	}
-	if len(ups) == 0 && def != nil && def.UUID != a.UUID && !a.DefaultRouter {
+	if len(ups) == 0 && def != nil && linksToDefault(a, def.UUID) {
 		ups = []inventory.Agent{*def}
 	}
 	for _, up := range ups {
@@ -32,4 +32,25 @@ func PlanSite(a inventory.Agent, ups []inventory.Agent, def *inventory.Agent) ro
 		site.Links = append(site.Links, l)
 	}
 	return site
+}
+
+// Uplinks are the uuids of the routers a's router links to, as PlanSite
+// decides: its upstream routers, else the default router (def, "" when
+// there is none); none for an agent without a router.
+func Uplinks(a inventory.Agent, def string) []string {
+	switch {
+	case a.RouterMode == inventory.RouterNone:
+		return []string{}
+	case len(a.UpstreamRouters) > 0:
+		return a.UpstreamRouters
+	case linksToDefault(a, def):
+		return []string{def}
+	}
+	return []string{}
+}
+
+// linksToDefault says whether a router that lists no upstream routers
+// links to the default router def: every one does but the default router.
+func linksToDefault(a inventory.Agent, def string) bool {
+	return def != "" && def != a.UUID && !a.DefaultRouter
 }

@@ -40,3 +40,24 @@ func TestPlanSite(t *testing.T) {
 		})
 	}
 }
+
+func TestUplinks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    inventory.Agent
+		def  string
+		want []string
+	}{
+		{"its upstream routers", inventory.Agent{UUID: "e", RouterMode: inventory.RouterEdge, UpstreamRouters: []string{"c1", "c2"}}, "hub", []string{"c1", "c2"}},
+		{"none listed: the default router", inventory.Agent{UUID: "e", RouterMode: inventory.RouterEdge}, "hub", []string{"hub"}},
+		{"no default router: nothing", inventory.Agent{UUID: "e", RouterMode: inventory.RouterEdge}, "", []string{}},
+		{"the default router: not itself", inventory.Agent{UUID: "hub", RouterMode: inventory.RouterInterior, DefaultRouter: true}, "hub", []string{}},
+		{"no router: no links", inventory.Agent{UUID: "n", RouterMode: inventory.RouterNone, UpstreamRouters: []string{"hub"}}, "hub", []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Uplinks(tc.a, tc.def); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Uplinks = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

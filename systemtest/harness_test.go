@@ -47,6 +47,9 @@ var processIDs = workflows.IDs{Prefix: "svcbridge/"}
 // their own Authorization (asAdmin).
 const testAdminToken = "systemtest-admin-token-0000000001"
 
+// testViewerToken is a viewer's token the in-process API also accepts.
+const testViewerToken = "systemtest-viewer-token-000000001"
+
 // adminClient is the client of the tests' user requests (system.do,
 // replicaClient, ...): it sends them as the admin. It has a transport of
 // its own, so nothing process-wide changes; requests that carry their own
@@ -76,7 +79,8 @@ func tokensFile(t testing.TB) string {
 }
 
 func testAuth() auth.Authenticator {
-	a, err := auth.NewStatic(auth.StaticToken{Name: "test-admin", Role: "admin", Token: testAdminToken})
+	a, err := auth.NewStatic(auth.StaticToken{Name: "test-admin", Role: "admin", Token: testAdminToken},
+		auth.StaticToken{Name: "test-viewer", Role: "viewer", Token: testViewerToken})
 	if err != nil {
 		panic(err)
 	}
@@ -101,6 +105,8 @@ type system struct {
 	ts    *temporaltest.TestServer
 	ids   workflows.IDs
 	queue string
+	// timing is the workers' workflow timing (zero: production's).
+	timing workflows.Timing
 }
 
 type option func(*system)
@@ -112,6 +118,10 @@ func sharing(ts *temporaltest.TestServer, prefix, queue string) option {
 }
 
 func kubernetesPlane(s *system) { s.plane = service.ControlPlaneKubernetes }
+
+// noRetries makes a failed service wait minutes before its workflow tries
+// again by itself, so that only a reconcile request retries it in a test.
+func noRetries(s *system) { s.timing = workflows.Timing{RetryBackoff: 10 * time.Minute} }
 
 // newSystem starts a store of dialect, a Temporal server, workers workers
 // and the API.
@@ -162,7 +172,7 @@ func (s *system) connect(ts *temporaltest.TestServer) {
 // installation is the system's installation, wired as the binary's roles
 // wire theirs.
 func (s *system) installation() installation.Installation {
-	return installation.Installation{TaskQueue: s.queue, IDs: s.ids, ControlPlane: s.plane, Tags: s.tags, Kube: s.kubeCfg}
+	return installation.Installation{TaskQueue: s.queue, IDs: s.ids, ControlPlane: s.plane, Tags: s.tags, Kube: s.kubeCfg, Timing: s.timing}
 }
 
 // testWebUI is the Temporal Web UI the test API links services to.

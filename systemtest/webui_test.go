@@ -71,12 +71,12 @@ func redFailure(row string) bool {
 
 // browser is a headless Chromium tab whose actions all end by deadline.
 type browser struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	shots string
 }
 
-func newBrowser(t *testing.T, path string) *browser {
+func newBrowser(t testing.TB, path string) *browser {
 	t.Helper()
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -227,7 +227,7 @@ func (b *browser) screenshot(name string) {
 
 // chromium finds Debian's chromium: scripts/test.sh installs it; without
 // it the test skips outside CI and fails in CI.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(name); err == nil {

@@ -201,6 +201,15 @@ type Reason struct {
 	Message string `json:"message"`
 }
 
+// Self is the signed-in caller (GET /api/v3/user/self): its name (a
+// tokens file's entry, an OIDC subject), its role, and which of the
+// console's actions it may take (reconcileService).
+type Self struct {
+	Name    string          `json:"name"`
+	Role    string          `json:"role"`
+	Actions map[string]bool `json:"actions"`
+}
+
 // Agent is an agent as the API answers it.
 type Agent struct {
 	UUID          string   `json:"uuid"`
@@ -215,6 +224,9 @@ type Agent struct {
 	UpdatedAt       time.Time `json:"updatedAt"`
 	// UpstreamRouterNames are UpstreamRouters' names, in their order.
 	UpstreamRouterNames []string `json:"upstreamRouterNames"`
+	// Links are the uuids of the routers its router links to: its
+	// upstream routers, else the default router (service.Uplinks).
+	Links []string `json:"links"`
 	// Router is what the agent's router side (svcbridge router-sync) last
 	// reported of its router; absent when it never reported.
 	Router *AgentRouter `json:"router,omitempty"`

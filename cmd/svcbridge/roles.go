@@ -506,6 +506,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	defer d.close()
 	fmt.Printf("svcbridge dev is running (control plane %s, store %s)\n", cfg.ControlPlane, d.store.Dialect())
 	fmt.Printf("  API:             http://%s/api/v3/services\n", d.ln.Addr())
+	fmt.Printf("  Console:         http://%s/console/ (sign in with the admin token)\n", d.ln.Addr())
 	fmt.Printf("  Temporal Web UI: %s/namespaces/%s/workflows\n", d.temporal.UIURL(), d.temporal.Namespace())
 	fmt.Printf("  Temporal:        %s (namespace %s)\n", d.temporal.FrontendAddress(), d.temporal.Namespace())
 	fmt.Printf("  Admin token:     in %s; curl needs\n", d.tokenPath)
