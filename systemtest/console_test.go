@@ -11,6 +11,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"svcbridge/api"
+	"svcbridge/auth"
+	"svcbridge/auth/authtest"
 	"svcbridge/inventory"
 	"svcbridge/store"
 )
@@ -130,6 +133,70 @@ func TestConsoleFleetNetworkRetry(t *testing.T) {
 	if n := b.eval(`String(document.querySelectorAll('button.retry').length)`); n != "0" {
 		t.Errorf("a viewer's console offers %s Retry buttons", n)
 	}
+}
+
+// TestConsolePasswordSession signs in to the console with an email and
+// password at an OIDC issuer (the API's password grant), in headless
+// Chromium: a wrong one-time code is refused with words, the right one
+// shows the user's role and the actions it allows; an access token that
+// expired is refreshed without signing in again; signing out shows the
+// form.
+func TestConsolePasswordSession(t *testing.T) {
+	browser := chromium(t)
+	is := authtest.NewIssuer(t)
+	is.AddUser("alice@example.com", authtest.User{Password: "s3cret", TOTP: "123456", Roles: []string{"developer"}})
+	o, err := auth.NewOIDC(context.Background(), is.URL, is.ClientID, "realm_access.roles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSystem(t, "sqlite", 0, func(s *system) {
+		s.apiOptions = func(opts *api.Options) {
+			opts.Auth = auth.Chain{opts.Auth, o}
+			opts.Sessions.Issuer = &auth.TokenEndpoint{URL: o.TokenURL(), ClientID: is.ClientID, ClientSecret: is.ClientSecret}
+		}
+	})
+	s.agent(map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	s.must(http.StatusCreated, "POST", "/api/v3/services", map[string]any{
+		"name": "vendor", "type": "external", "resource": "203.0.113.10", "targetPort": 443}, nil)
+
+	b := newBrowser(t, browser)
+	b.navigate(s.url + "/console/")
+	login := func(totp string) {
+		b.waitEval("the sign-in form", `String(document.querySelector('#login-email')?.checkVisibility() ?? false)`, "true")
+		b.eval(`(() => { document.querySelectorAll('#password-form input').forEach(i => i.value = ''); return ''; })()`)
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		var fields []chromedp.Action[chromedp.Void]
+		for id, v := range map[string]string{"#login-email": "alice@example.com", "#login-password": "s3cret", "#login-totp": totp} {
+			fields = append(fields, chromedp.SendKeys(chromedp.CSS(id), v))
+		}
+		if err := chromedp.Do(ctx, append(fields, chromedp.Click(chromedp.CSS(`#password-form button[type=submit]`)))...); err != nil {
+			b.screenshot("failed-password-form.png")
+			t.Fatal(err)
+		}
+	}
+	login("000000")
+	b.see("Wrong email or password")
+	login("123456")
+	b.waitEval("who is signed in", `document.querySelector('#whoami')?.textContent ?? ""`, "alice (developer)")
+	b.waitEval("vendor's Retry", `String(document.querySelector('[data-service="vendor"] button.retry') !== null)`, "true")
+	b.screenshot("console-5-password-session.png")
+
+	// The access token expires: the console refreshes it on the API's 401.
+	first := b.eval(`JSON.parse(sessionStorage.getItem('svcbridge.session')).refreshToken`)
+	b.eval(`(() => { const s = JSON.parse(sessionStorage.getItem('svcbridge.session')); s.accessToken = 'expired'; sessionStorage.setItem('svcbridge.session', JSON.stringify(s)); return ''; })()`)
+	b.navigate("about:blank")
+	b.navigate(s.url + "/console/#/services")
+	b.waitEval("vendor's row after the refresh", `String(document.querySelector('[data-service="vendor"]') !== null && document.querySelector('#login').hidden)`, "true")
+	if next := b.eval(`JSON.parse(sessionStorage.getItem('svcbridge.session')).refreshToken`); next == first {
+		t.Errorf("the session kept its spent refresh token %q", first)
+	}
+	if a := b.eval(`JSON.parse(sessionStorage.getItem('svcbridge.session')).accessToken`); a == "expired" {
+		t.Error("the console still holds the expired access token")
+	}
+
+	b.click(`#sign-out`, "")
+	b.waitEval("the sign-in form", `String(!document.querySelector('#login').hidden && sessionStorage.getItem('svcbridge.session') === null)`, "true")
 }
 
 // signIn opens the console and signs in with token through its form.

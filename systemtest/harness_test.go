@@ -107,6 +107,8 @@ type system struct {
 	queue string
 	// timing is the workers' workflow timing (zero: production's).
 	timing workflows.Timing
+	// apiOptions, when set, changes the in-process API's options.
+	apiOptions func(*api.Options)
 }
 
 type option func(*system)
@@ -183,6 +185,9 @@ func (s *system) serveAPI() {
 	opts := s.installation().APIOptions(s.temporal, s.store, s.kube)
 	opts.BridgePorts, opts.BridgePortsRaw = store.PortRange{First: 10024, Last: 65535}, "10024-65535"
 	opts.Auth, opts.Namespace, opts.WebUI = testAuth(), "default", testWebUI
+	if s.apiOptions != nil {
+		s.apiOptions(&opts)
+	}
 	h := api.New(opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
