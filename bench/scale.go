@@ -48,6 +48,12 @@ type ScaleStep struct {
 	// SDK's summary spans its last 10 minutes); 0 when the server does
 	// not expose it (an api without a worker).
 	WorkflowTaskP999 float64 `json:"workflow_task_p999_ms"`
+	// StatementsPerService and TransactionsPerService: what the store
+	// was sent during the fill (the creates, their passes, the reader's
+	// lists), per service filled, summed over every process the server's
+	// /metrics shows (dev: all of svcbridge); 0 when it does not say.
+	StatementsPerService   float64 `json:"statements_per_service"`
+	TransactionsPerService float64 `json:"transactions_per_service"`
 
 	// At rest: RestWaitS is how long the server took to come to rest
 	// after the fill (see waitAtRest).
@@ -188,6 +194,7 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	}()
 	var mu sync.Mutex
 	var created []string
+	statements0, transactions0, counted := b.storeSent(ctx)
 	start := time.Now()
 	Parallel(ctx, len(names), b.cfg.Clients, func(i int) {
 		t0 := time.Now()
@@ -205,6 +212,10 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	ready, failed, pending, hub, at := b.waitReady(ctx, created)
 	close(stop)
 	<-readerDone
+	if statements1, transactions1, ok := b.storeSent(ctx); counted && ok && len(created) > 0 {
+		r.StatementsPerService = round((statements1-statements0)/float64(len(created)), 1)
+		r.TransactionsPerService = round((transactions1-transactions0)/float64(len(created)), 1)
+	}
 
 	fill := at.Sub(start)
 	r.Filled = len(created)
@@ -433,6 +444,19 @@ func (b *bench) serverMetrics(ctx context.Context) ([]byte, bool) {
 	return body, err == nil && code == http.StatusOK
 }
 
+// storeSent is the statements and transactions the server's processes
+// have sent their store (svcbridge_store_*_total, summed over every
+// process /metrics shows), and whether it says.
+func (b *bench) storeSent(ctx context.Context) (statements, transactions float64, ok bool) {
+	text, ok := b.serverMetrics(ctx)
+	if !ok {
+		return 0, 0, false
+	}
+	statements, ok = metricSum(text, "svcbridge_store_statements_total")
+	transactions, _ = metricSum(text, "svcbridge_store_transactions_total")
+	return statements, transactions, ok
+}
+
 // rss is the server's resident memory in MiB: process_resident_memory_bytes
 // of its /metrics, else, for an embedded server (this process), VmRSS of
 // /proc/self/status; 0 and "" when neither answers.
@@ -459,6 +483,18 @@ func metricValue(text []byte, name string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// metricSum is the sum of metric name's samples without labels (one per
+// process in an exposition of several), and whether there was one.
+func metricSum(text []byte, name string) (float64, bool) {
+	found, sum := false, 0.0
+	for sample, v := range samples(text) {
+		if sample == name {
+			found, sum = true, sum+v
+		}
+	}
+	return sum, found
 }
 
 // metricMax is the largest value of metric name's samples whose labels

@@ -243,3 +243,15 @@ temporal_workflow_task_execution_latency_seconds_sum{workflow_type="B",quantile=
 		t.Errorf("procStatusKB: %v %v", kb, ok)
 	}
 }
+
+// The store's counters of an api and a worker, exposed one after the
+// other, add up; a labelled or longer name is another metric.
+func TestBenchMetricSum(t *testing.T) {
+	text := []byte("svcbridge_store_statements_total 120\nsvcbridge_store_statements_total_x 7\nsvcbridge_store_statements_total{a=\"b\"} 5\n# api above, worker below\nsvcbridge_store_statements_total 80\n")
+	if v, ok := metricSum(text, "svcbridge_store_statements_total"); !ok || v != 200 {
+		t.Errorf("metricSum: %v %v, want 200", v, ok)
+	}
+	if _, ok := metricSum(text, "svcbridge_store_transactions_total"); ok {
+		t.Error("metricSum found a missing metric")
+	}
+}

@@ -72,7 +72,10 @@ was answered, while one reader reads GET /api/v3/services?limit=500 every
 50 ms; the fill ends when every service it created is ready (or failed):
 the server's svcbridge_services{status="pending"} gauge is read every
 max(--poll, 100ms) and the services listed once it is 0; or after
---ready-timeout with the rest counted pending. Then, once the server is at rest
+--ready-timeout with the rest counted pending. "statements_per_service" and
+"transactions_per_service" are what the server's processes sent their store over the
+fill (svcbridge_store_statements_total, _transactions_total of its /metrics, summed),
+per service filled. Then, once the server is at rest
 (its process_cpu_seconds_total grew by less than a fifth of a core over a
 second; at most 30 s, "rest_wait_s" in the line): --reads each of GET
 /api/v3/services?limit=500, of the whole list, of the hub's router document

@@ -27,6 +27,7 @@ import (
 
 	"svcbridge/buildinfo"
 	"svcbridge/service"
+	"svcbridge/store"
 )
 
 // Namespace prefixes every svcbridge metric.
@@ -84,6 +85,19 @@ var (
 	// failed; their gauges are left out of that scrape.
 	ScrapeErrors = counterVec("scrape_errors_total", "Scrape-time reads of the gauges that failed, by source.", "source")
 )
+
+// The store's statements and transactions, as this process sent them: a
+// change's cost in database round trips (the bench divides them by the
+// services it made).
+func init() {
+	Registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_statements_total",
+			Help: "SQL statements this process sent to its store."},
+			func() float64 { n, _ := store.Sent(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_transactions_total",
+			Help: "Transactions this process began on its store."},
+			func() float64 { _, n := store.Sent(); return float64(n) }))
+}
 
 // Known lists, per counter or histogram vector, the label values
 // svcbridge records, in the vector's label order. init creates each

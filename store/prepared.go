@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/lib/pq"
 )
@@ -99,7 +100,24 @@ func (c *preparedConn) stmt(ctx context.Context, query string, args []driver.Nam
 	return st, nil
 }
 
+// statementsSent and transactionsBegun count what this process's
+// connections sent: what a change costs the database in round trips (a
+// transaction adds its BEGIN and COMMIT to its statements on PostgreSQL).
+var statementsSent, transactionsBegun atomic.Int64
+
+// Sent is how many statements and transactions this process's store
+// connections have sent since it started.
+func Sent() (statements, transactions int64) {
+	return statementsSent.Load(), transactionsBegun.Load()
+}
+
+func (c *preparedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	transactionsBegun.Add(1)
+	return c.driverConn.BeginTx(ctx, opts)
+}
+
 func (c *preparedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	statementsSent.Add(1)
 	st, err := c.stmt(ctx, query, args)
 	switch {
 	case err != nil:
@@ -112,6 +130,7 @@ func (c *preparedConn) QueryContext(ctx context.Context, query string, args []dr
 }
 
 func (c *preparedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	statementsSent.Add(1)
 	st, err := c.stmt(ctx, query, args)
 	switch {
 	case err != nil:

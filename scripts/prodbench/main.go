@@ -10,9 +10,10 @@
 //	    serves LISTEN as one svcbridge API in front of the api processes
 //	    API... (base URLs), round robin: `svcbridge bench` takes one
 //	    --server. /metrics is API[0]'s exposition followed by those of the
-//	    comma-separated METRICS_FROM URLs (the workers'), so bench reads
-//	    one api's CPU and RSS, the store's gauges, and every worker's
-//	    workflow task times.
+//	    comma-separated METRICS_FROM URLs (the workers') and the other
+//	    apis', so bench reads one api's CPU and RSS and the store's gauges
+//	    (the first sample of each), every worker's workflow task times,
+//	    and every process's store statements (summed).
 //	prodbench floor FRONTEND NAMESPACE N CLIENTS [no-status]
 //	    what Temporal alone allows the scale bench's fill: N workflows of
 //	    a service's shape, started by CLIENTS clients with a worker in this
@@ -165,7 +166,13 @@ func proxy(listen, metricsFrom string, apis []string) error {
 	mux.Handle("/", rr)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		for i, u := range append([]string{backends[0].String()}, extra...) {
+		// The first api's gauges come first (a reader takes the first
+		// sample); the counters of every process follow, to be summed.
+		from := append([]string{backends[0].String()}, extra...)
+		for _, b := range backends[1:] {
+			from = append(from, b.String())
+		}
+		for i, u := range from {
 			resp, err := hc.Get(strings.TrimRight(u, "/") + "/metrics")
 			if err != nil {
 				if i == 0 {
