@@ -39,6 +39,9 @@ func agentAnswer(a inventory.Agent, n names) wire.Agent {
 	if r, ok := n.routers[a.UUID]; ok {
 		out.Router = r.Shown()
 	}
+	if ch, ok := n.changes[a.UUID]; ok {
+		out.ConfigChange = &wire.ConfigChange{ChangedAt: ch.At, Acknowledged: ch.Acknowledged}
+	}
 	return out
 }
 

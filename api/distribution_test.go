@@ -10,6 +10,7 @@ import (
 	"svcbridge/routerconfig"
 	"svcbridge/service"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 // writeListeners does what an agent reconcile does for its listeners: it
@@ -153,6 +154,15 @@ func TestDistributionViews(t *testing.T) {
 		if !e.Listening || e.WrittenAt == nil || e.AcknowledgedAt != nil {
 			t.Fatalf("plant-a after the write = %+v, want listening, written, not acknowledged", e)
 		}
+		// The agent answers its newest change, not acknowledged yet.
+		configChange := func() *wire.ConfigChange {
+			var a wire.Agent
+			api.JSON(http.MethodGet, "/api/v3/agents/plant-a", nil).Want(http.StatusOK).Decode(&a)
+			return a.ConfigChange
+		}
+		if c := configChange(); c == nil || c.Acknowledged || c.ChangedAt.IsZero() {
+			t.Fatalf("plant-a's configChange after the write = %+v, want one not acknowledged", c)
+		}
 		agentAuth := bearer(plantA.Token)
 		var ch store.Changes
 		api.JSON(http.MethodGet, "/api/v3/agent/config/changes", nil, agentAuth...).Want(http.StatusOK).Decode(&ch)
@@ -165,6 +175,9 @@ func TestDistributionViews(t *testing.T) {
 		acked := dist()["plant-a"]
 		if acked.AcknowledgedAt == nil || acked.AcknowledgedAt.Before(*acked.WrittenAt) {
 			t.Fatalf("after the acknowledgement = %+v, want acknowledgedAt set, not before writtenAt", acked)
+		}
+		if c := configChange(); c == nil || !c.Acknowledged || !c.ChangedAt.Equal(time.UnixMilli(ch.LastUpdated)) {
+			t.Fatalf("plant-a's configChange after the acknowledgement = %+v, want the change of lastUpdated %d acknowledged", c, ch.LastUpdated)
 		}
 		// A write that leaves the listener as it was keeps both times...
 		writeListeners(t, st, plantA.UUID, []string{"checkout"})

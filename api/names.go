@@ -52,9 +52,11 @@ type names struct {
 	agents, microservices map[string]string
 	// routers are the last reports of the agents' router sides, and
 	// defaultRouter the default router's uuid ("" when there is none), for
-	// the agents' links; both read only for answers with agents.
+	// the agents' links; read only for answers with agents.
 	routers       map[string]store.RouterReport
 	defaultRouter string
+	// changes are the agents' newest config changes, read with routers.
+	changes map[string]store.ConfigChange
 }
 
 // readNames reads the names of what refs refer to.
@@ -69,6 +71,9 @@ func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) 
 	}
 	if routers := distinct(refs.routers); len(routers) > 0 {
 		if n.routers, err = tx.RouterReports(ctx, routers); err != nil {
+			return n, err
+		}
+		if n.changes, err = tx.ConfigChanges(ctx, routers); err != nil {
 			return n, err
 		}
 		def, err := tx.DefaultRouter(ctx)

@@ -54,11 +54,11 @@ func (in AgentInput) Apply(base Agent) Agent {
 }
 
 // agentFields are the keys an agent JSON document may carry: what the
-// decoder reads, plus createdAt, updatedAt, upstreamRouterNames, links and
-// router, which GET answers (accepted and ignored, so a GET answer can be
-// sent back).
+// decoder reads, plus createdAt, updatedAt, upstreamRouterNames, links,
+// router and configChange, which GET answers (accepted and ignored, so a
+// GET answer can be sent back).
 var agentFields = document.NewFieldSet("uuid", "name", "host", "routerMode", "tags", "upstreamRouters",
-	"defaultRouter", "createdAt", "updatedAt", "upstreamRouterNames", "links", "router")
+	"defaultRouter", "createdAt", "updatedAt", "upstreamRouterNames", "links", "router", "configChange")
 
 // DecodeAgentJSON reads the fields of an agent; other keys are refused.
 func DecodeAgentJSON(body []byte) (AgentInput, error) {

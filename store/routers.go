@@ -408,6 +408,39 @@ func (t *Tx) AckChanges(ctx context.Context, agentUUID string, lastUpdated int64
 	return t.stampAcknowledged(ctx, agentUUID, lastUpdated) // distribution.go
 }
 
+// ConfigChange is an agent's newest router config change: when it was made
+// (its lastUpdated) and whether the agent acknowledged it.
+type ConfigChange struct {
+	At           time.Time
+	Acknowledged bool
+}
+
+// ConfigChanges are the newest config changes of agentUUIDs that have had
+// one, by agent uuid.
+func (t *Tx) ConfigChanges(ctx context.Context, agentUUIDs []string) (map[string]ConfigChange, error) {
+	out := make(map[string]ConfigChange, len(agentUUIDs))
+	if len(agentUUIDs) == 0 {
+		return out, nil
+	}
+	query, args, err := t.in(`SELECT agent_uuid, last_updated, acknowledged FROM agent_changes
+		WHERE last_updated > 0 AND agent_uuid IN (?)`, agentUUIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Agent        string `db:"agent_uuid"`
+		LastUpdated  int64  `db:"last_updated"`
+		Acknowledged int64  `db:"acknowledged"`
+	}
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.Agent] = ConfigChange{At: time.UnixMilli(r.LastUpdated).UTC(), Acknowledged: r.Acknowledged >= r.LastUpdated}
+	}
+	return out, nil
+}
+
 // Entry is one object svcbridge wrote into a router config.
 type Entry struct {
 	Agent     string    `db:"agent_uuid" json:"agent"`

@@ -28,7 +28,9 @@ import (
 //  2. Network: with the tagged service selected, the hub is drawn as its
 //     connector and an untagged edge as not listening; tagging the edge
 //     through the API turns it into a listener on the open page (no
-//     reload), in the list and in the picture's colour.
+//     reload), in the list and in the picture's colour. With no service
+//     selected, edge-1 is shown as not acknowledging its newest config
+//     until it acknowledges it.
 //     The microservices view names the checkout's agent and service, the
 //     agents view edge-1's new tag, and opens edge-1's services.
 //  3. Retry: the failure's cause is removed where svcbridge does not see
@@ -82,6 +84,18 @@ func TestConsoleFleetNetworkRetry(t *testing.T) {
 		t.Errorf("edge-1 is %s in the picture after it started listening (%s), as before", c, state)
 	}
 	b.screenshot("console-3-network-after-tag.png")
+
+	// With no service selected, the picture says which agents have not
+	// acknowledged their newest config: edge-1 has not, until it does.
+	b.navigate(s.url + "/console/#/network")
+	b.waitState("edge-1", "unacknowledged")
+	auth := func(req *http.Request) { req.Header.Set("Authorization", "Bearer "+edge.Token) }
+	var ch struct {
+		LastUpdated int64 `json:"lastUpdated"`
+	}
+	s.agentCall(auth, "GET", "/api/v3/agent/config/changes", nil, http.StatusOK, &ch)
+	s.agentCall(auth, "PATCH", "/api/v3/agent/config/changes", map[string]any{"lastUpdated": ch.LastUpdated}, http.StatusNoContent, nil)
+	b.waitState("edge-1", "acknowledged")
 
 	// Agents and microservices, by name, with their services.
 	b.navigate(s.url + "/console/#/microservices")

@@ -230,6 +230,15 @@ type Agent struct {
 	// Router is what the agent's router side (svcbridge router-sync) last
 	// reported of its router; absent when it never reported.
 	Router *AgentRouter `json:"router,omitempty"`
+	// ConfigChange is the agent's newest router config change and whether
+	// the agent acknowledged it; absent before its first.
+	ConfigChange *ConfigChange `json:"configChange,omitempty"`
+}
+
+// ConfigChange is an agent's newest router config change.
+type ConfigChange struct {
+	ChangedAt    time.Time `json:"changedAt"`
+	Acknowledged bool      `json:"acknowledged"`
 }
 
 // AgentRouter is what an agent's router side last reported.

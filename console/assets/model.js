@@ -44,11 +44,18 @@ export function safeUrl(url) {
 // {state, text} with state one of ok | lagging | error | no-report | no-router.
 // An error or a refused bridge weighs more than lagging. short picks the
 // agents view's words ("2 refused") over the network list's ("2 bridges
-// refused: <first reason>").
+// refused: <first reason>"). An agent without a router side tells only
+// whether it acknowledged its newest config change: acknowledged, or
+// unacknowledged (since when).
 export function routerState(agent, short = false) {
   if (agent.routerMode === 'none') return { state: 'no-router', text: 'no router' };
   const r = agent.router;
-  if (!r) return { state: 'no-report', text: 'no report' };
+  if (!r) {
+    const c = agent.configChange;
+    if (!c) return { state: 'no-report', text: 'no report' };
+    if (c.acknowledged) return { state: 'acknowledged', text: 'acknowledged its latest config' };
+    return { state: 'unacknowledged', text: `change of ${since(c.changedAt)} not acknowledged` };
+  }
   const failed = Array.isArray(r.failed) ? r.failed : [];
   if (r.error || failed.length > 0) {
     const parts = [];
@@ -64,6 +71,15 @@ export function routerState(agent, short = false) {
     return { state: 'ok', text: `applied change ${r.appliedChange}` };
   }
   return { state: 'ok', text: 'reported' };
+}
+
+// since says how long ago an RFC 3339 time was, in the largest whole unit.
+function since(time) {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(time)) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
 }
 
 // refusedDetail lists an agent's refused bridges, one a line, for a tooltip.

@@ -37,6 +37,8 @@ const ROUTER_STATES = [
   ['ok', COLORS.green, 'holds its latest config'],
   ['lagging', COLORS.amber, 'lagging: does not hold the latest config'],
   ['error', COLORS.red, 'error or refused bridges'],
+  ['acknowledged', COLORS.greenish, 'no router side; acknowledged its latest config'],
+  ['unacknowledged', COLORS.amber, 'no router side; has not acknowledged its latest config'],
   ['no-report', COLORS.grey, 'no report from its router side'],
 ];
 const SERVICE_STATES = [
