@@ -257,6 +257,20 @@ func (s *Server) awaitRouterChange(c *gin.Context, a inventory.Agent, ifNoneMatc
 // acknowledging the changes the router holds (see wire.RouterReport).
 func (s *Server) reportRouter(c *gin.Context) {
 	a := callingAgent(c)
+	// One report of an agent at a time, in this process: its router side
+	// sends one after another, and a report may be up to ReportMaxBody
+	// (tens of milliseconds to read), so an agent's credential, taken from
+	// an edge host, cannot keep a core busy with reports sent at once.
+	if _, busy := s.reporting.LoadOrStore(a.UUID, struct{}{}); busy {
+		// Answered at once, its body unread: the connection closes rather
+		// than wait for the rest of it.
+		c.Header("Connection", "close")
+		c.Header("Retry-After", "1")
+		fail(c, apiErr(http.StatusTooManyRequests, "TooManyRequestsError",
+			"A report of agent %s is being read: send one at a time", a.Name))
+		return
+	}
+	defer s.reporting.Delete(a.UUID)
 	r, ok := jsonDocument(c, routerconfig.DecodeReport)
 	if !ok {
 		return

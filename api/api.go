@@ -16,6 +16,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -115,6 +116,9 @@ type Server struct {
 	// authLimit and watches hold what Limits bound.
 	authLimit *authLimiter
 	watches   *watchHub
+	// reporting holds the agents whose router report is being read
+	// (reportRouter).
+	reporting sync.Map
 }
 
 // concurrentCreates is how many service creates one API process runs at

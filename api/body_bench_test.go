@@ -55,6 +55,8 @@ func BenchmarkWriteBodies(b *testing.B) {
 			}, 400},
 		{"report-ignored", "PUT", "/api/v3/agent/router/status", agent, false,
 			func(int) []byte { return []byte(`{"version":"x","junk":` + zeros(ReportMaxBody) + `}`) }, 400},
+		{"report-largest-valid", "PUT", "/api/v3/agent/router/status", agent, false,
+			func(int) []byte { return largestReport(ReportMaxBody) }, 204},
 		{"report-items", "PUT", "/api/v3/agent/router/status", agent, false,
 			func(int) []byte { return []byte(`{"version":"x","failed":` + zeros(ReportMaxBody) + `}`) }, 400},
 	}
@@ -82,6 +84,23 @@ func BenchmarkWriteBodies(b *testing.B) {
 			}
 		})
 	}
+}
+
+// largestReport is a valid router report of as many refused listeners as
+// fit in limit: what a router refusing thousands of bridges sends.
+func largestReport(limit int) []byte {
+	body := []byte(`{"version":"x","failed":[`)
+	for i := 0; ; i++ {
+		entry := fmt.Appendf(nil, `{"type":"tcpListener","name":"svc-%05d-listener","reason":"address 0.0.0.0:%d is in use on the host"}`, i, 10024+i%50000)
+		if len(body)+len(entry)+3 > limit {
+			break
+		}
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, entry...)
+	}
+	return append(body, "]}"...)
 }
 
 // multipartFile is content as the one file of field.

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +111,72 @@ func TestRouterLongPoll(t *testing.T) {
 		api.Do("GET", "/api/v3/agent/router?timeoutSeconds=301", nil, agent...).WantError(400, "ValidationError",
 			"Query parameter 'timeoutSeconds' must be an integer from 0 to 300")
 	})
+}
+
+// TestRouterReportsOneAtATime: while one report of an agent is being read
+// (its body still arriving), another report of the same agent is a 429
+// with Retry-After, and another agent's is served; once the first ends,
+// the agent may report again.
+func TestRouterReportsOneAtATime(t *testing.T) {
+	api, _, _ := newTestAPI(t, store.SQLite)
+	createAgent(t, api, map[string]any{"name": "hub", "routerMode": "interior", "defaultRouter": true, "host": "hub.example.com"})
+	fog := createAgent(t, api, map[string]any{"name": "fog-a", "routerMode": "edge"})
+	other := createAgent(t, api, map[string]any{"name": "fog-b", "routerMode": "edge"})
+	report := func(token string) *testResponse {
+		return api.JSON(http.MethodPut, "/api/v3/agent/router/status", map[string]any{"version": `"1"`}, "Authorization", "Bearer "+token)
+	}
+
+	// slowReport sends a report's headers and the start of its body on a
+	// connection of its own, the rest to come; its answer's status comes
+	// on done.
+	rest := []byte(`"\"1\""}`)
+	slowReport := func() (net.Conn, chan int) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(api.URL(), "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		start := `{"version":`
+		fmt.Fprintf(conn, "PUT /api/v3/agent/router/status HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", fog.Token, len(start)+len(rest), start)
+		done := make(chan int, 1)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				done <- -1
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		return conn, done
+	}
+	conn, done := slowReport()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := report(fog.Token)
+		if r.Status == http.StatusTooManyRequests {
+			if r.Header.Get("Retry-After") == "" {
+				t.Error("a 429 without Retry-After")
+			}
+			break
+		}
+		select {
+		case <-done:
+			// This poll was read first, and the slow one refused: again.
+			conn.Close()
+			conn, done = slowReport()
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a second report while the first is read: %d %s, want 429", r.Status, r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	report(other.Token).Want(http.StatusNoContent)
+	conn.Write(rest)
+	if code := <-done; code != http.StatusNoContent {
+		t.Fatalf("the slow report: %d, want 204", code)
+	}
+	report(fog.Token).Want(http.StatusNoContent)
 }

@@ -373,6 +373,64 @@ func JSONField[T any](obj map[string]json.RawMessage, key, typ string) (*T, erro
 	return &v, nil
 }
 
+// JSONObjects reads obj[key], a list of objects with only the keys of
+// known, calling each with item i's members as raw values; absent is
+// nothing. obj must be ReadJSONFields', which checked the list's syntax,
+// nesting, keys and strings: the list is stepped through once, nothing
+// decoded or checked again (a list of thousands of objects costs about
+// its bytes), and the first wrong item ends the reading. The map given to
+// each is reused for the next item.
+func JSONObjects(obj map[string]json.RawMessage, key string, known FieldSet, each func(i int, item map[string]json.RawMessage) error) error {
+	raw, ok := obj[key]
+	if !ok {
+		return nil
+	}
+	w := jsonWalker{body: raw}
+	if raw[0] != '[' {
+		return NotOfType(key, "array")
+	}
+	w.i++
+	item := make(map[string]json.RawMessage, len(known))
+	for i := 0; w.more(']'); i++ {
+		if w.body[w.i] != '{' {
+			return NotOfType(fmt.Sprintf("%s[%d]", key, i), "object")
+		}
+		w.i++
+		clear(item)
+		for w.more('}') {
+			k := unquote(w.str())
+			if !known[k] {
+				return known.Check(fmt.Sprintf("%s[%d]", key, i), []string{k}, "")
+			}
+			w.space()
+			w.i++ // :
+			w.space()
+			start := w.i
+			w.skip()
+			item[k] = raw[start:w.i]
+		}
+		if err := each(i, item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JSONText is obj[key] as a string: absent is nil, null or another type a
+// type error. Unlike JSONField it does not apply the text rule again: obj
+// must be ReadJSONFields' or JSONObjects', which did.
+func JSONText(obj map[string]json.RawMessage, key string) (*string, error) {
+	raw, ok := obj[key]
+	if !ok {
+		return nil, nil
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, NotOfType(key, "string")
+	}
+	s := unquote(raw)
+	return &s, nil
+}
+
 // IsJSONNull reports whether a raw value is null.
 func IsJSONNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 

@@ -1,7 +1,6 @@
 package routerconfig
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -69,43 +68,38 @@ func DecodeReport(body []byte) (wire.RouterReport, error) {
 		}
 	}
 	r.Failed = []wire.FailedBridge{}
-	raw, ok := obj["failed"]
-	if !ok {
-		return r, nil
-	}
-	// Item by item, so the first wrong one ends the reading.
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, _ := dec.Token(); t != json.Delim('[') {
-		return r, document.NotOfType("failed", "array")
-	}
-	var item json.RawMessage
-	for i := 0; dec.More(); i++ {
+	// Item by item, so the first wrong one ends the reading; the walk of
+	// the whole report checked its strings already.
+	err = document.JSONObjects(obj, "failed", failedFields, func(i int, item map[string]json.RawMessage) error {
 		if i == MaxReportFailed {
-			return r, document.Errorf("Field 'failed' has more than %d entries", MaxReportFailed)
+			return document.Errorf("Field 'failed' has more than %d entries", MaxReportFailed)
 		}
-		_ = dec.Decode(&item) // DecodeReport's reader checked the syntax
 		f, err := decodeFailed(item)
 		if err != nil {
-			return r, document.Errorf("Field 'failed[%d]': %s", i, err.Error())
+			return document.Errorf("Field 'failed[%d]': %s", i, err.Error())
 		}
 		r.Failed = append(r.Failed, f)
-	}
-	return r, nil
+		return nil
+	})
+	return r, err
 }
 
-func decodeFailed(item json.RawMessage) (wire.FailedBridge, error) {
+func decodeFailed(obj map[string]json.RawMessage) (wire.FailedBridge, error) {
 	var f wire.FailedBridge
-	obj, err := document.ReadJSONFields(item, failedFields)
-	if err != nil {
-		return f, err
-	}
-	for key, into := range map[string]*string{"type": &f.Type, "name": &f.Name, "reason": &f.Reason} {
-		v, err := boundedText(obj, key, MaxReportText)
+	for _, field := range [...]struct {
+		key  string
+		into *string
+	}{{"type", &f.Type}, {"name", &f.Name}, {"reason", &f.Reason}} {
+		key, into := field.key, field.into
+		v, err := document.JSONText(obj, key)
 		if err != nil {
 			return f, err
 		}
 		if v == nil {
 			return f, document.Missing(key)
+		}
+		if len(*v) > MaxReportText {
+			return f, document.Errorf("Field '%s' is longer than %d characters", key, MaxReportText)
 		}
 		*into = *v
 	}
