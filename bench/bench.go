@@ -154,6 +154,9 @@ type bench struct {
 	ownHub bool
 	// keepHub: teardown leaves the hub (its server is discarded anyway).
 	keepHub bool
+	// fillStart is the scale scenario's counters when the step's fill
+	// began (fillCosts).
+	fillStart map[fillCounter]float64
 
 	mu       sync.Mutex
 	reported int

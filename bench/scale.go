@@ -49,11 +49,19 @@ type ScaleStep struct {
 	// not expose it (an api without a worker).
 	WorkflowTaskP999 float64 `json:"workflow_task_p999_ms"`
 	// StatementsPerService and TransactionsPerService: what the store
-	// was sent during the fill (the creates, their passes, the reader's
-	// lists), per service filled, summed over every process the server's
+	// was sent from the fill's start until the server was at rest after it
+	// (the creates, their passes, the reader's lists), per service filled, summed over every process the server's
 	// /metrics shows (dev: all of svcbridge); 0 when it does not say.
 	StatementsPerService   float64 `json:"statements_per_service"`
 	TransactionsPerService float64 `json:"transactions_per_service"`
+	// The service workflows' work over the fill, from the worker's SDK
+	// metrics: workflow tasks and local activities per service filled,
+	// and sticky cache misses (a task that finds its workflow evicted and
+	// fetches its history again) per 1,000 of those tasks; 0 when
+	// /metrics does not show the worker's.
+	WorkflowTasksPerService   float64 `json:"workflow_tasks_per_service"`
+	LocalActivitiesPerService float64 `json:"local_activities_per_service"`
+	CacheMissesPer1000Tasks   float64 `json:"sticky_cache_misses_per_1000_tasks"`
 
 	// At rest: RestWaitS is how long the server took to come to rest
 	// after the fill (see waitAtRest).
@@ -123,6 +131,7 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 			return bad, ctx.Err()
 		}
 		r.RestWaitS = round(b.waitAtRest(ctx).Seconds(), 1)
+		b.fillCosts(ctx, &r)
 		b.scaleReads(ctx, &r, hub)
 		if r.Services > 0 {
 			present = r.Services
@@ -194,7 +203,7 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	}()
 	var mu sync.Mutex
 	var created []string
-	statements0, transactions0, counted := b.storeSent(ctx)
+	before, counted := b.fillCounters(ctx)
 	start := time.Now()
 	Parallel(ctx, len(names), b.cfg.Clients, func(i int) {
 		t0 := time.Now()
@@ -212,9 +221,8 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	ready, failed, pending, hub, at := b.waitReady(ctx, created)
 	close(stop)
 	<-readerDone
-	if statements1, transactions1, ok := b.storeSent(ctx); counted && ok && len(created) > 0 {
-		r.StatementsPerService = round((statements1-statements0)/float64(len(created)), 1)
-		r.TransactionsPerService = round((transactions1-transactions0)/float64(len(created)), 1)
+	if counted {
+		b.fillStart = before
 	}
 
 	fill := at.Sub(start)
@@ -444,17 +452,64 @@ func (b *bench) serverMetrics(ctx context.Context) ([]byte, bool) {
 	return body, err == nil && code == http.StatusOK
 }
 
-// storeSent is the statements and transactions the server's processes
-// have sent their store (svcbridge_store_*_total, summed over every
-// process /metrics shows), and whether it says.
-func (b *bench) storeSent(ctx context.Context) (statements, transactions float64, ok bool) {
+// fillCounter is a counter the fill is measured by, summed over the
+// processes the server's /metrics shows.
+type fillCounter int
+
+const (
+	statements fillCounter = iota
+	transactions
+	workflowTasks
+	localActivities
+	cacheMisses
+)
+
+// sdkMetricsFlush is how long the worker's SDK metrics may take to show
+// in its /metrics (metrics.Temporal reports them every second).
+const sdkMetricsFlush = 1500 * time.Millisecond
+
+// fillCosts sets what each service of the step's fill cost, once the
+// server is at rest after it: the counters' growth since the fill began
+// (b.fillStart), per service filled. Nothing without a fill.
+func (b *bench) fillCosts(ctx context.Context, r *ScaleStep) {
+	before := b.fillStart
+	b.fillStart = nil
+	if before == nil || r.Filled == 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(sdkMetricsFlush):
+	}
+	after, ok := b.fillCounters(ctx)
+	if !ok {
+		return
+	}
+	per := func(c fillCounter) float64 { return round((after[c]-before[c])/float64(r.Filled), 1) }
+	r.StatementsPerService, r.TransactionsPerService = per(statements), per(transactions)
+	r.WorkflowTasksPerService, r.LocalActivitiesPerService = per(workflowTasks), per(localActivities)
+	if tasks := after[workflowTasks] - before[workflowTasks]; tasks > 0 {
+		r.CacheMissesPer1000Tasks = round(1000*(after[cacheMisses]-before[cacheMisses])/tasks, 1)
+	}
+}
+
+// fillCounters reads every fillCounter (a missing one is 0), and whether
+// the server's /metrics answered with its store's.
+func (b *bench) fillCounters(ctx context.Context) (map[fillCounter]float64, bool) {
 	text, ok := b.serverMetrics(ctx)
 	if !ok {
-		return 0, 0, false
+		return nil, false
 	}
-	statements, ok = metricSum(text, "svcbridge_store_statements_total")
-	transactions, _ = metricSum(text, "svcbridge_store_transactions_total")
-	return statements, transactions, ok
+	const service = `workflow_type="ServiceWorkflow"`
+	out := map[fillCounter]float64{}
+	var found bool
+	out[statements], found = metricSum(text, "svcbridge_store_statements_total", "")
+	out[transactions], _ = metricSum(text, "svcbridge_store_transactions_total", "")
+	out[workflowTasks], _ = metricSum(text, "temporal_workflow_task_execution_latency_seconds_count", service)
+	out[localActivities], _ = metricSum(text, "temporal_local_activity_total", service)
+	out[cacheMisses], _ = metricSum(text, "temporal_sticky_cache_miss_total", service)
+	return out, found
 }
 
 // rss is the server's resident memory in MiB: process_resident_memory_bytes
@@ -485,12 +540,13 @@ func metricValue(text []byte, name string) (float64, bool) {
 	return 0, false
 }
 
-// metricSum is the sum of metric name's samples without labels (one per
-// process in an exposition of several), and whether there was one.
-func metricSum(text []byte, name string) (float64, bool) {
+// metricSum is the sum of metric name's samples whose labels include
+// match (one per process, or per label set, in an exposition of several),
+// and whether there was one.
+func metricSum(text []byte, name, match string) (float64, bool) {
 	found, sum := false, 0.0
 	for sample, v := range samples(text) {
-		if sample == name {
+		if n, labels, _ := strings.Cut(sample, "{"); n == name && strings.Contains(labels, match) {
 			found, sum = true, sum+v
 		}
 	}

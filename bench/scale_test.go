@@ -244,14 +244,20 @@ temporal_workflow_task_execution_latency_seconds_sum{workflow_type="B",quantile=
 	}
 }
 
-// The store's counters of an api and a worker, exposed one after the
-// other, add up; a labelled or longer name is another metric.
+// The counters of an api and a worker, exposed one after the other, add
+// up; a longer name is another metric; labels select.
 func TestBenchMetricSum(t *testing.T) {
-	text := []byte("svcbridge_store_statements_total 120\nsvcbridge_store_statements_total_x 7\nsvcbridge_store_statements_total{a=\"b\"} 5\n# api above, worker below\nsvcbridge_store_statements_total 80\n")
-	if v, ok := metricSum(text, "svcbridge_store_statements_total"); !ok || v != 200 {
+	text := []byte("svcbridge_store_statements_total 120\nsvcbridge_store_statements_total_x 7\n# api above, worker below\nsvcbridge_store_statements_total 80\n" +
+		"temporal_local_activity_total{activity_type=\"A\",workflow_type=\"ServiceWorkflow\"} 3\n" +
+		"temporal_local_activity_total{activity_type=\"B\",workflow_type=\"ServiceWorkflow\"} 4\n" +
+		"temporal_local_activity_total{activity_type=\"C\",workflow_type=\"AgentQueueWorkflow\"} 50\n")
+	if v, ok := metricSum(text, "svcbridge_store_statements_total", ""); !ok || v != 200 {
 		t.Errorf("metricSum: %v %v, want 200", v, ok)
 	}
-	if _, ok := metricSum(text, "svcbridge_store_transactions_total"); ok {
+	if v, ok := metricSum(text, "temporal_local_activity_total", `workflow_type="ServiceWorkflow"`); !ok || v != 7 {
+		t.Errorf("metricSum of the service workflow's: %v %v, want 7", v, ok)
+	}
+	if _, ok := metricSum(text, "svcbridge_store_transactions_total", ""); ok {
 		t.Error("metricSum found a missing metric")
 	}
 }

@@ -75,7 +75,10 @@ max(--poll, 100ms) and the services listed once it is 0; or after
 --ready-timeout with the rest counted pending. "statements_per_service" and
 "transactions_per_service" are what the server's processes sent their store over the
 fill (svcbridge_store_statements_total, _transactions_total of its /metrics, summed),
-per service filled. Then, once the server is at rest
+per service filled; "workflow_tasks_per_service" and "local_activities_per_service"
+the service workflows' (the worker's SDK metrics), and
+"sticky_cache_misses_per_1000_tasks" how many of those tasks found their workflow
+evicted and fetched its history again. Then, once the server is at rest
 (its process_cpu_seconds_total grew by less than a fifth of a core over a
 second; at most 30 s, "rest_wait_s" in the line): --reads each of GET
 /api/v3/services?limit=500, of the whole list, of the hub's router document

@@ -276,4 +276,12 @@ echo "| setup | services | fill rate | create -> ready p50 | POST p99 | GET ?lim
 echo "|---|---|---|---|---|---|---|---|---|"
 cat "$OUT"/scale-*.jsonl | jq -r '"| \(.setup) | \(.services) | \(if .step > 0 then "\(.fill_rate_per_s) /s" else "" end) | \(.create_ready_p50_ms) ms | \(if .step > 0 then "\(.post_p99_ms) ms" else "" end) | \(if .step > 0 then "\(.get_p99_ms) ms" else "" end) | \(if .step > 0 then "\(.workflow_task_p999_ms) ms" else "" end) | \(.errors) / \(.pending) | \(.load) |"'
 echo
+echo "What each service of a fill cost, summed over the processes (the store's statements and"
+echo "transactions; the service workflows' tasks and local activities; sticky cache misses, each a"
+echo "history fetched again, per 1,000 of those tasks):"
+echo
+echo "| setup | services | statements | transactions | workflow tasks | local activities | cache misses / 1,000 tasks |"
+echo "|---|---|---|---|---|---|---|"
+cat "$OUT"/scale-*.jsonl | jq -r 'select(.step > 0) | "| \(.setup) | \(.services) | \(.statements_per_service) | \(.transactions_per_service) | \(.workflow_tasks_per_service) | \(.local_activities_per_service) | \(.sticky_cache_misses_per_1000_tasks) |"'
+echo
 cat "$OUT"/cpu-*.txt

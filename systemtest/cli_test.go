@@ -983,6 +983,10 @@ func TestCLIBenchScale(t *testing.T) {
 			RSSMB          float64  `json:"rss_mb"`
 			RSSFrom        string   `json:"rss_from"`
 			Errors         int      `json:"errors"`
+			Statements     float64  `json:"statements_per_service"`
+			Transactions   float64  `json:"transactions_per_service"`
+			WorkflowTasks  float64  `json:"workflow_tasks_per_service"`
+			LocalActs      float64  `json:"local_activities_per_service"`
 		}
 		if err := json.Unmarshal([]byte(line), &res); err != nil {
 			t.Fatalf("bench line %q: %v", line, err)
@@ -1003,6 +1007,11 @@ func TestCLIBenchScale(t *testing.T) {
 		if i > 0 && (res.FillRate <= 0 || res.PostRate <= 0 || res.PostP99 <= 0 || res.Gets == 0 || res.HubDocKB <= 0 ||
 			res.WorkflowTask <= 0 || res.WorkflowTask >= 10000) {
 			t.Errorf("bench line %d, the fill: %s", i, line)
+		}
+		// What a service of the fill cost: a create and a pass write rows
+		// in transactions, on a workflow task with local activities.
+		if i > 0 && (res.Statements < 5 || res.Transactions < 2 || res.WorkflowTasks < 1 || res.LocalActs < 1) {
+			t.Errorf("bench line %d, the cost per service: %s", i, line)
 		}
 	}
 }
