@@ -24,7 +24,7 @@ import (
 //
 //  1. Fleet: the failed service is the first row, red, with the reason
 //     provisioningError gives, and a History link to its workflow; the
-//     summary counts it.
+//     summary counts it. web's panel lists the hub listening for it.
 //  2. Network: with the tagged service selected, the hub is drawn as its
 //     connector and an untagged edge as not listening; tagging the edge
 //     through the API turns it into a listener on the open page (no
@@ -71,6 +71,9 @@ func TestConsoleFleetNetworkRetry(t *testing.T) {
 		t.Errorf("checkout's History link is %q", href)
 	}
 	b.screenshot("console-1-fleet-failed.png")
+	// A service's panel: its rollout, an entry per agent that should hold it.
+	b.navigate(s.url + "/console/#/services?service=web")
+	b.waitEval("web's rollout on the hub", `document.querySelector('#service-detail [data-rollout-agent="hub"]')?.innerText.includes("yes") ? "yes" : ""`, "yes")
 
 	// 2. The network, and a tag edit seen live.
 	b.navigate(s.url + "/console/#/network?service=web")

@@ -5,8 +5,8 @@
 // are coloured by what their router side reported; with one, by where the
 // service listens and how far its rollout got.
 
-import { api, ApiError, SessionEnded } from './api.js';
-import { el, text, byName, throttle } from './dom.js';
+import { followService } from './follow.js';
+import { el, text, byName } from './dom.js';
 import { state, changed, agentName } from './state.js';
 import { routerState, refusedDetail, COLORS } from './model.js';
 
@@ -78,58 +78,31 @@ export function createNetworkView() {
   let root = null;
   let select, message, graphBox, legend, listBody;
   let cy = null;
-  let selected = ''; // the selected service's name, '' for none
-  let serviceData = null; // its GET /services/{name}
-  let serviceError = '';
-  let seq = 0;
+  // The selected service ('' for none) and its GET /services/{name}.
+  const service = followService(() => draw());
   let serviceNames = []; // the select's options, to rebuild them only on a change
   let nodeKey = ''; // the drawn node ids, sorted and joined: a change re-runs the layout
   let marked = false; // performance mark network-rendered made (once a page)
 
   // ---- The selected service ----
 
-  const refetch = throttle(() => loadService(), 1000);
-
-  async function loadService() {
-    if (!selected) return;
-    const name = selected;
-    const mine = ++seq;
-    try {
-      const d = await api(`/services/${encodeURIComponent(name)}`);
-      if (mine !== seq) return;
-      serviceData = d;
-      serviceError = '';
-    } catch (err) {
-      if (err instanceof SessionEnded || mine !== seq) return;
-      serviceData = null;
-      serviceError = err instanceof ApiError && err.status === 404 ? `There is no service named ${name}.` : err.message;
-    }
-    draw();
-  }
-
   function selectService(name) {
-    if (name === selected) return;
-    selected = name;
-    serviceData = null;
-    serviceError = '';
-    seq++;
-    refetch.cancel();
+    if (!service.choose(name)) return;
     renderOptions(true);
     draw();
-    if (name) loadService();
   }
 
   // renderOptions fills the select with "(none)" and every service, when
   // the names changed (10,000 options are not rebuilt on every event).
   function renderOptions(force = false) {
     const names = state.services ? [...state.services.items.keys()].sort(byName) : [];
-    if (selected && !state.services?.items.has(selected)) names.unshift(selected); // not (yet) listed
+    if (service.name && !state.services?.items.has(service.name)) names.unshift(service.name); // not (yet) listed
     const same = names.length === serviceNames.length && names.every((n, i) => n === serviceNames[i]);
     if (!same || force) {
       serviceNames = names;
       select.replaceChildren(el('option', { value: '' }, '(none)'), ...names.map((n) => el('option', { value: n }, n)));
     }
-    select.value = selected;
+    select.value = service.name;
   }
 
   // ---- Colours ----
@@ -137,9 +110,9 @@ export function createNetworkView() {
   // nodeState answers {state, text} for a drawn agent; dist maps agent
   // uuids to the selected service's distribution entries.
   function nodeState(agent, dist) {
-    if (!selected) return routerState(agent);
-    if (!serviceData) return { state: 'not-listening', text: serviceError ? '' : 'loading…' };
-    const placement = serviceData.placement || {};
+    if (!service.name) return routerState(agent);
+    if (!service.data) return { state: 'not-listening', text: service.error ? '' : 'loading…' };
+    const placement = service.data.placement || {};
     const d = dist.get(agent.uuid);
     const listening = d && d.listening;
     const rollout = listening ? `listening, ${d.rollout || 'pending'}${d.rolloutReason ? ': ' + d.rolloutReason : ''}` : '';
@@ -166,7 +139,7 @@ export function createNetworkView() {
     renderLegend();
     const agents = routers();
     const shown = new Map(agents.map((a) => [a.uuid, a]));
-    const dist = new Map(((serviceData && serviceData.distribution) || []).map((d) => [d.agent, d]));
+    const dist = new Map(((service.data && service.data.distribution) || []).map((d) => [d.agent, d]));
     const states = new Map(agents.map((a) => [a.uuid, nodeState(a, dist)]));
     renderList(agents, states);
     if (!cy) return;
@@ -320,7 +293,7 @@ export function createNetworkView() {
           el(
             'td',
             { class: 'r-state' },
-            el('span', { class: `state state-${st.state}`, title: selected ? '' : refusedDetail(a) }, st.text),
+            el('span', { class: `state state-${st.state}`, title: service.name ? '' : refusedDetail(a) }, st.text),
           ),
           el('td', { class: 'r-links' }, links.join(', ')),
         );
@@ -333,9 +306,9 @@ export function createNetworkView() {
   }
 
   function renderLegend() {
-    const items = selected ? SERVICE_STATES : ROUTER_STATES;
+    const items = service.name ? SERVICE_STATES : ROUTER_STATES;
     legend.replaceChildren(
-      el('span', { class: 'legend-title' }, selected ? `Service ${selected}:` : 'Router side:'),
+      el('span', { class: 'legend-title' }, service.name ? `Service ${service.name}:` : 'Router side:'),
       ...items.map(([s, color, meaning]) => {
         const swatch = el('span', { class: 'swatch' });
         swatch.style.backgroundColor = color;
@@ -346,18 +319,18 @@ export function createNetworkView() {
   }
 
   function renderMessage() {
-    if (serviceError) {
+    if (service.error) {
       message.className = 'error';
-      text(message, serviceError);
+      text(message, service.error);
       return;
     }
     message.className = 'muted';
-    if (selected && !serviceData) {
-      text(message, `Loading ${selected}…`);
+    if (service.name && !service.data) {
+      text(message, `Loading ${service.name}…`);
       return;
     }
     // A connector on an agent without a router is not in the picture: say so.
-    const placement = (serviceData && serviceData.placement) || {};
+    const placement = (service.data && service.data.placement) || {};
     const connector = placement.connectorAgent && state.agents && state.agents.items.get(placement.connectorAgent);
     if (connector && connector.routerMode === 'none') {
       text(message, `The connector's agent, ${connector.name}, has no router: it is not drawn.`);
@@ -414,7 +387,6 @@ export function createNetworkView() {
         ),
       );
       container.replaceChildren(root);
-      selected = '';
       serviceNames = [];
       renderOptions(true);
       selectService(params.get('service') || '');
@@ -427,8 +399,7 @@ export function createNetworkView() {
     },
 
     unmount() {
-      refetch.cancel();
-      seq++;
+      service.choose('');
       if (cy) cy.destroy();
       cy = null;
       window.svcbridgeGraph = null;
@@ -438,7 +409,7 @@ export function createNetworkView() {
     onChange(changes) {
       if (changed(changes, 'services')) renderOptions();
       // A service or agent change (a tag edit) may move the listeners.
-      if (selected && (changed(changes, 'services') || changed(changes, 'agents'))) refetch();
+      if (service.name && (changed(changes, 'services') || changed(changes, 'agents'))) service.refetch();
       if (changed(changes, 'agents')) draw();
     },
   };

@@ -6,8 +6,9 @@
 // a few around) are in the DOM, each ROW_HEIGHT pixels high and placed at
 // its index inside a spacer as tall as all the rows together.
 
-import { api, ApiError, SessionEnded } from './api.js';
-import { el, text, byName, plural, throttle, serviceHref, yesNo } from './dom.js';
+import { api, SessionEnded } from './api.js';
+import { followService } from './follow.js';
+import { el, text, byName, plural, serviceHref, yesNo } from './dom.js';
 import { state, canRetry, changed } from './state.js';
 import { statusRank, serviceReason, serviceEndpoint, serviceBackend, safeUrl, isServed } from './model.js';
 
@@ -88,10 +89,9 @@ export function createServicesView() {
   let rowsStale = true;
   let rowCache = new Map(); // name -> {svc, key, node}
   let scrollFrame = 0;
-  let selected = null; // the service whose detail is open
-  let detailData = null; // its GET /services/{name}
-  let detailError = '';
-  let detailSeq = 0;
+  // The service whose detail is open ('' for none) and its GET
+  // /services/{name}.
+  const shown = followService(() => renderDetail());
   let marked = false;
 
   // ---- The table ----
@@ -133,7 +133,7 @@ export function createServicesView() {
     const backend = serviceBackend(s);
     return el(
       'div',
-      { class: `svc-row status-${status}${s.name === selected ? ' selected' : ''}`, role: 'row', dataset: { service: s.name } },
+      { class: `svc-row status-${status}${s.name === shown.name ? ' selected' : ''}`, role: 'row', dataset: { service: s.name } },
       el('div', { class: 'cell c-name', role: 'cell' }, el('a', { href: serviceHref(s.name), class: 'service-link', title: s.name }, s.name)),
       el('div', { class: 'cell c-status', role: 'cell' }, statusBadge(status)),
       el('div', { class: 'cell c-reason', role: 'cell', title: reason }, retryError(s.name), reason),
@@ -146,7 +146,7 @@ export function createServicesView() {
   // rowKey is what a row shows besides its service: a change rebuilds it.
   function rowKey(name) {
     const r = retries.get(name);
-    return `${name === selected}|${r ? `${r.busy}|${r.error}` : ''}`;
+    return `${name === shown.name}|${r ? `${r.busy}|${r.error}` : ''}`;
   }
 
   // renderRows puts the rows in view into the spacer, reusing the nodes of
@@ -209,56 +209,31 @@ export function createServicesView() {
 
   // ---- The detail panel ----
 
-  const refreshDetail = throttle(() => loadDetail(), 1000);
-
-  async function loadDetail() {
-    if (!selected) return;
-    const name = selected;
-    const seq = ++detailSeq;
-    try {
-      const d = await api(`/services/${encodeURIComponent(name)}`);
-      if (seq !== detailSeq) return;
-      detailData = d;
-      detailError = '';
-    } catch (err) {
-      if (err instanceof SessionEnded || seq !== detailSeq) return;
-      detailData = null;
-      detailError = err instanceof ApiError && err.status === 404 ? `There is no service named ${name}.` : err.message;
-    }
-    renderDetail();
-  }
-
   function select(name) {
-    if (name === selected) return;
-    selected = name;
-    detailData = null;
-    detailError = '';
-    detailSeq++;
-    refreshDetail.cancel();
+    if (!shown.choose(name)) return;
     renderDetail();
     if (root) renderRows(); // the selected row is marked
-    if (name) loadDetail();
   }
 
   function renderDetail() {
     if (!root) return;
-    detail.hidden = !selected;
-    root.classList.toggle('with-detail', Boolean(selected));
-    if (!selected) {
+    detail.hidden = !shown.name;
+    root.classList.toggle('with-detail', Boolean(shown.name));
+    if (!shown.name) {
       detail.replaceChildren();
       return;
     }
     const head = el(
       'div',
       { class: 'detail-head' },
-      el('h2', {}, selected),
+      el('h2', {}, shown.name),
       el('a', { href: '#/services', class: 'close', title: 'Close', 'aria-label': 'Close the detail' }, '×'),
     );
-    if (!detailData) {
-      detail.replaceChildren(head, el('p', { class: detailError ? 'error' : 'muted' }, detailError || 'Loading…'));
+    if (!shown.data) {
+      detail.replaceChildren(head, el('p', { class: shown.error ? 'error' : 'muted' }, shown.error || 'Loading…'));
       return;
     }
-    const s = detailData;
+    const s = shown.data;
     const status = s.provisioningStatus || 'unknown';
     const placement = s.placement || {};
     const reason = serviceReason(s);
@@ -322,20 +297,17 @@ export function createServicesView() {
       rowsStale = true;
       renderSummary();
       renderRows();
-      selected = null;
-      select(params.get('service') || null);
+      select(params.get('service') || '');
       window.addEventListener('resize', onScroll);
     },
 
     update(params) {
-      select(params.get('service') || null);
+      select(params.get('service') || '');
     },
 
     unmount() {
       window.removeEventListener('resize', onScroll);
-      refreshDetail.cancel();
-      detailSeq++;
-      selected = null;
+      shown.choose('');
       root = null;
     },
 
@@ -346,7 +318,7 @@ export function createServicesView() {
         renderRows();
       }
       // The rollout follows the service and its agents' router reports.
-      if (selected && (changed(changes, 'services', selected) || changed(changes, 'agents'))) refreshDetail();
+      if (shown.name && (changed(changes, 'services', shown.name) || changed(changes, 'agents'))) shown.refetch();
     },
   };
 }
