@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -40,7 +41,8 @@ func agentAnswer(a inventory.Agent, n names) wire.Agent {
 		out.Router = r.Shown()
 	}
 	if ch, ok := n.changes[a.UUID]; ok {
-		out.ConfigChange = &wire.ConfigChange{ChangedAt: ch.At, Acknowledged: ch.Acknowledged}
+		// Acknowledged as the agent's flag says: cleared by its acknowledgement.
+		out.ConfigChange = &wire.ConfigChange{ChangedAt: time.UnixMilli(ch.LastUpdated).UTC(), Acknowledged: !ch.MicroserviceConfig}
 	}
 	return out
 }

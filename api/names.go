@@ -55,8 +55,8 @@ type names struct {
 	// the agents' links; read only for answers with agents.
 	routers       map[string]store.RouterReport
 	defaultRouter string
-	// changes are the agents' newest config changes, read with routers.
-	changes map[string]store.ConfigChange
+	// changes are the agents' change flags, read with routers.
+	changes map[string]store.Changes
 }
 
 // readNames reads the names of what refs refer to.
@@ -73,7 +73,7 @@ func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) 
 		if n.routers, err = tx.RouterReports(ctx, routers); err != nil {
 			return n, err
 		}
-		if n.changes, err = tx.ConfigChanges(ctx, routers); err != nil {
+		if n.changes, err = tx.AgentsChanges(ctx, routers); err != nil {
 			return n, err
 		}
 		def, err := tx.DefaultRouter(ctx)

@@ -394,6 +394,31 @@ func (t *Tx) AgentChanges(ctx context.Context, agentUUID string) (Changes, error
 	return c, err
 }
 
+// AgentsChanges returns the change flags of those of agentUUIDs that have
+// had a change, by agent uuid.
+func (t *Tx) AgentsChanges(ctx context.Context, agentUUIDs []string) (map[string]Changes, error) {
+	out := make(map[string]Changes, len(agentUUIDs))
+	if len(agentUUIDs) == 0 {
+		return out, nil
+	}
+	query, args, err := t.in(`SELECT agent_uuid, microservice_config, last_updated, acknowledged FROM agent_changes
+		WHERE last_updated > 0 AND agent_uuid IN (?)`, agentUUIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Agent string `db:"agent_uuid"`
+		Changes
+	}
+	if err := t.sel(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.Agent] = r.Changes
+	}
+	return out, nil
+}
+
 // AckChanges clears the flags of changes up to lastUpdated; a newer change
 // keeps its flag.
 func (t *Tx) AckChanges(ctx context.Context, agentUUID string, lastUpdated int64) error {
@@ -406,39 +431,6 @@ func (t *Tx) AckChanges(ctx context.Context, agentUUID string, lastUpdated int64
 		return err
 	}
 	return t.stampAcknowledged(ctx, agentUUID, lastUpdated) // distribution.go
-}
-
-// ConfigChange is an agent's newest router config change: when it was made
-// (its lastUpdated) and whether the agent acknowledged it.
-type ConfigChange struct {
-	At           time.Time
-	Acknowledged bool
-}
-
-// ConfigChanges are the newest config changes of agentUUIDs that have had
-// one, by agent uuid.
-func (t *Tx) ConfigChanges(ctx context.Context, agentUUIDs []string) (map[string]ConfigChange, error) {
-	out := make(map[string]ConfigChange, len(agentUUIDs))
-	if len(agentUUIDs) == 0 {
-		return out, nil
-	}
-	query, args, err := t.in(`SELECT agent_uuid, last_updated, acknowledged FROM agent_changes
-		WHERE last_updated > 0 AND agent_uuid IN (?)`, agentUUIDs)
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		Agent        string `db:"agent_uuid"`
-		LastUpdated  int64  `db:"last_updated"`
-		Acknowledged int64  `db:"acknowledged"`
-	}
-	if err := t.sel(ctx, &rows, query, args...); err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		out[r.Agent] = ConfigChange{At: time.UnixMilli(r.LastUpdated).UTC(), Acknowledged: r.Acknowledged >= r.LastUpdated}
-	}
-	return out, nil
 }
 
 // Entry is one object svcbridge wrote into a router config.
