@@ -39,6 +39,12 @@ func (t *Tx) services(ctx context.Context, size int, query string, args ...any) 
 // rows are scanned by hand, straight into the services, not by sqlx's
 // reflection: a list of 10,000 services is mostly this.
 func (t *Tx) scanServices(ctx context.Context, size int, query string, args ...any) ([]service.Service, error) {
+	return t.scanServicesTags(ctx, size, false, query, args...)
+}
+
+// scanServicesTags is scanServices; with tags, the query's last column is
+// the service's tags (tagsOf).
+func (t *Tx) scanServicesTags(ctx context.Context, size int, tags bool, query string, args ...any) ([]service.Service, error) {
 	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(query), args...)
 	if err != nil {
 		return nil, mapErr(err)
@@ -47,18 +53,28 @@ func (t *Tx) scanServices(ctx context.Context, size int, query string, args ...a
 	out := make([]service.Service, 0, size)
 	var s service.Service  // one scanned into, then copied out
 	var kubernetes *string // spec.kubernetes as JSON
+	var tagList []byte     // the tags as JSON
 	p := &s.Placement
+	dest := []any{&s.Name, &s.Type, &s.Resource, &s.TargetPort, &s.ServicePort, &s.K8sType, &kubernetes,
+		&s.DefaultBridge, &s.BridgePort, &s.ServiceEndpoint, &s.ProvisioningStatus, &s.ProvisioningError,
+		&s.Generation, &s.ObservedGeneration, &s.ReconcileRequest, &s.ObservedReconcileRequest, &s.CreatedAt, &s.UpdatedAt, &s.RequestedAt,
+		&p.ConnectorSite, &p.HubSite, &p.BackendAgent, &p.BridgeAgent, &p.OnDefaultRouter}
+	if tags {
+		dest = append(dest, &tagList)
+	}
 	for rows.Next() {
 		s, kubernetes = service.Service{}, nil
-		if err := rows.Scan(&s.Name, &s.Type, &s.Resource, &s.TargetPort, &s.ServicePort, &s.K8sType, &kubernetes,
-			&s.DefaultBridge, &s.BridgePort, &s.ServiceEndpoint, &s.ProvisioningStatus, &s.ProvisioningError,
-			&s.Generation, &s.ObservedGeneration, &s.ReconcileRequest, &s.ObservedReconcileRequest, &s.CreatedAt, &s.UpdatedAt, &s.RequestedAt,
-			&p.ConnectorSite, &p.HubSite, &p.BackendAgent, &p.BridgeAgent, &p.OnDefaultRouter); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, mapErr(err)
 		}
 		if kubernetes != nil {
 			if err := json.Unmarshal([]byte(*kubernetes), &s.Kubernetes); err != nil {
 				return nil, fmt.Errorf("service %s: stored kubernetes options: %w", s.Name, err)
+			}
+		}
+		if tags {
+			if err := json.Unmarshal(tagList, &s.Tags); err != nil {
+				return nil, fmt.Errorf("service %s: its tags: %w", s.Name, err)
 			}
 		}
 		s.CreatedAt, s.UpdatedAt, s.RequestedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC(), s.RequestedAt.UTC()
@@ -89,9 +105,9 @@ func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
 	return t.ServicesAfter(ctx, "", 0)
 }
 
-// GetService returns one service.
+// GetService returns one service, read with its tags in one statement.
 func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
-	svcs, err := t.services(ctx, 1, `SELECT `+serviceCols+` FROM services WHERE name = ?`, name)
+	svcs, err := t.scanServicesTags(ctx, 1, true, `SELECT `+serviceCols+`, `+t.tagsOf("services.name")+` FROM services WHERE name = ?`, name)
 	if err == nil && len(svcs) == 0 {
 		err = ErrNotFound
 	}
@@ -152,6 +168,16 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 	return mapErr(rows.Err())
 }
 
+// tagsOf selects the tags of the service named by the column col, in
+// their order, as a JSON array: one service's row and its tags in one
+// statement.
+func (t *Tx) tagsOf(col string) string {
+	if t.dialect == Postgres {
+		return `COALESCE((SELECT json_agg(tag ORDER BY position) FROM service_tags WHERE service_name = ` + col + `), '[]')`
+	}
+	return `(SELECT json_group_array(tag ORDER BY position) FROM service_tags WHERE service_name = ` + col + `)`
+}
+
 // tagsOfRange is readTags's query (arguments the first and last name).
 func (t *Tx) tagsOfRange() string {
 	name := t.binary("service_name")
@@ -197,10 +223,11 @@ const (
 // it reads the services above it only. Call it in the transaction that
 // inserts the service.
 func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, error) {
-	from, err := t.raiseBridgePortFloor(ctx, ports)
+	from, raise, stale, err := t.bridgePortFloor(ctx, ports)
 	if err != nil {
 		return 0, err
 	}
+	floor := from
 	// The claim is tried on the first free port only (LIMIT before it).
 	// SQLite runs one writer at a time: nothing is in flight to claim from.
 	claim, lockBase := "1 = 1", []any{}
@@ -216,24 +243,40 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 		if err := t.sel(ctx, &free, query, append(lockBase, firstFreePortArgs(from, ports.Last)...)...); err != nil {
 			return 0, err
 		}
+		first := ports.Last + 1 // no free port: the floor passes the range's end
+		if len(free) > 0 {
+			first = free[0].Port
+		}
+		// The first search found the first free port, claimed or not.
+		if raise && (stale || first-floor >= floorLag) {
+			if err := t.raiseBridgePortFloor(ctx, ports, first); err != nil {
+				return 0, err
+			}
+		}
+		raise = false
 		if len(free) == 0 {
 			return 0, ErrNoBridgePort
 		}
-		port := free[0].Port
 		if free[0].Claimed {
 			if t.dialect != Postgres {
-				return port, nil // what the search read is what is committed
+				return first, nil // what the search read is what is committed
 			}
 			// The search read the services before the claim: a
 			// transaction that held the port may have committed it since.
 			var taken bool
-			if err := t.get(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)`, port); err != nil || !taken {
-				return port, err
+			if err := t.get(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)`, first); err != nil || !taken {
+				return first, err
 			}
 		}
-		from = port + 1
+		from = first + 1
 	}
 }
+
+// floorLag is how far the first free port may run ahead of the stored
+// floor before a create raises the floor: the search reads the services
+// between the two (at most that many index entries), and most creates
+// write no floor.
+const floorLag = 32
 
 // ClaimBridgePort takes port, which a client asked for, for the service the
 // transaction inserts: a port of the range that no service holds. On
@@ -276,13 +319,14 @@ func firstFreePortArgs(from, last int) []any {
 	return []any{from, from, last, from, from, last}
 }
 
-// raiseBridgePortFloor returns where the search for a free port starts,
-// raising the stored floor to the first free port first when no other
-// transaction holds the floor (on PostgreSQL: when another does, it raises
-// it, and this search starts from the floor as it was). The first free
-// port is read after the floor's lock is held, so a delete that lowered
-// the floor before is seen, and one that lowers it after comes later.
-func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange) (int, error) {
+// bridgePortFloor returns where the search for a free port starts, and
+// whether this transaction may raise the floor (raise: on PostgreSQL the
+// one that takes the floor's lock without waiting, while others search
+// from the floor as it is) and must (stale: no floor of this range is
+// stored). The search runs after the floor's lock is held, so a delete
+// that lowered the floor before is seen, and one that lowers it after
+// comes later.
+func (t *Tx) bridgePortFloor(ctx context.Context, ports PortRange) (from int, raise, stale bool, err error) {
 	mine := "1"
 	args := []any{}
 	if t.dialect == Postgres {
@@ -295,21 +339,21 @@ func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange) (int, er
 	}
 	if err := t.sel(ctx, &floors, `SELECT m.mine, f.first_port, f.floor FROM (SELECT `+mine+` AS mine) m
 		LEFT JOIN bridge_port_floor f ON f.id = 1`, args...); err != nil {
-		return 0, err
+		return 0, false, false, err
 	}
-	from := ports.First
+	from, stale = ports.First, true
 	if f := floors[0]; f.First != nil && *f.First == ports.First { // a floor of another range says nothing of this one
-		from = max(from, *f.Floor)
+		from, stale = max(from, *f.Floor), false
 	}
-	if !floors[0].Mine {
-		return from, nil
-	}
-	// No free port: the floor passes the range's end.
-	err := t.get(ctx, &from, `INSERT INTO bridge_port_floor (id, first_port, floor)
-		VALUES (1, ?, COALESCE((`+firstFreePort+`), ?))
-		ON CONFLICT (id) DO UPDATE SET first_port = excluded.first_port, floor = excluded.floor
-		RETURNING floor`, append(append([]any{ports.First}, firstFreePortArgs(from, ports.Last)...), ports.Last+1)...)
-	return from, err
+	return from, floors[0].Mine, stale, nil
+}
+
+// raiseBridgePortFloor stores first, the first free port as a search
+// from the floor found it under the floor's lock, as the floor.
+func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange, first int) error {
+	_, err := t.exec(ctx, `INSERT INTO bridge_port_floor (id, first_port, floor) VALUES (1, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET first_port = excluded.first_port, floor = excluded.floor`, ports.First, first)
+	return err
 }
 
 // InsertService stores a new service as pending, with its tags, and sets

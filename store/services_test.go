@@ -69,6 +69,43 @@ func TestAllocateBridgePort(t *testing.T) {
 	})
 }
 
+// TestAllocateBridgePortPastTheFloor: the stored floor trails the first
+// free port by up to a few dozen ports (a create raises it only that far
+// behind): many creates still take the ports in order, and a port freed
+// below the floor or above it is the next one handed out.
+func TestAllocateBridgePortPastTheFloor(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		ports := store.PortRange{First: 20000, Last: 20999}
+		alloc := func(name string) int {
+			t.Helper()
+			var port int
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+				var err error
+				if port, err = tx.AllocateBridgePort(ctx, ports); err != nil {
+					return err
+				}
+				return tx.InsertService(ctx, externalService(name, port))
+			})
+			return port
+		}
+		for i := range 150 {
+			if got := alloc(fmt.Sprintf("svc-%03d", i)); got != 20000+i {
+				t.Fatalf("allocation %d = %d, want %d", i, got, 20000+i)
+			}
+		}
+		// 20005 is far below the floor by now, 20140 likely above it.
+		for _, name := range []string{"svc-005", "svc-140"} {
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error { return tx.DeleteService(ctx, name, false) })
+		}
+		for _, want := range []int{20005, 20140, 20150} {
+			if got := alloc(fmt.Sprintf("again-%d", want)); got != want {
+				t.Fatalf("allocation = %d, want %d", got, want)
+			}
+		}
+	})
+}
+
 // TestAllocateBridgePortConcurrently: 50 transactions allocating at once
 // get 50 distinct ports and none fails, on SQLite too.
 func TestAllocateBridgePortConcurrently(t *testing.T) {
