@@ -33,6 +33,10 @@ var Long = []string{"scale", "polls"}
 type Config struct {
 	// Server is the API's base URL; Token, when set, its bearer token.
 	Server, Token string
+	// Metrics, when set, is the base URL whose /metrics the figures read
+	// instead of Server's: one that joins several processes' (the
+	// production bench's, scripts/prodbench).
+	Metrics string
 	// Embedded: the server is this process's, discarded at the end (its
 	// hub is created when missing, and left).
 	Embedded bool
@@ -51,6 +55,10 @@ type Config struct {
 	Samples      int
 	Reads        int
 	ReadyTimeout time.Duration
+	// NoFillReader leaves out the reader that lists a page of services
+	// while a fill runs (a dashboard's load): the fill's cost is then the
+	// services' own.
+	NoFillReader bool
 	// RestWindow is how long the server must stay at rest after a fill
 	// before the reads at rest are measured (see waitAtRest); zero is a
 	// second.

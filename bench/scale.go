@@ -168,10 +168,10 @@ func nonEmpty(s ...string) []string {
 // scaleReadEvery is how often the reader reads during a fill.
 const scaleReadEvery = 50 * time.Millisecond
 
-// scaleFill creates names on --clients clients while one reader reads GET
-// /api/v3/services?limit=500 every scaleReadEvery, then waits until every
-// one is ready. It
-// returns the hub agent the services' placement names ("" if none).
+// scaleFill creates names on --clients clients while one reader (unless
+// Config.NoFillReader) reads GET /api/v3/services?limit=500 every
+// scaleReadEvery, then waits until every one is ready. It returns the hub
+// agent the services' placement names ("" if none).
 func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) string {
 	const scenario = "scale"
 	var posts, gets Latencies
@@ -179,7 +179,7 @@ func (b *bench) scaleFill(ctx context.Context, r *ScaleStep, names []string) str
 	go func() {
 		defer close(readerDone)
 		var buf bytes.Buffer
-		for {
+		for !b.cfg.NoFillReader {
 			select {
 			case <-stop:
 				return
@@ -431,8 +431,12 @@ func (b *bench) timedGet(ctx context.Context, path string, h http.Header, buf *b
 // serverPending is the server's svcbridge_services{status="pending"}
 // gauge; -1 when its /metrics does not say.
 func (b *bench) serverPending(ctx context.Context) float64 {
-	if v, ok := b.serverMetric(ctx, `svcbridge_services{status="pending"}`); ok {
-		return v
+	// Read often: from the server alone, not every process Config.Metrics
+	// joins.
+	if text, ok := metricsOf(ctx, b.c); ok {
+		if v, ok := metricValue(text, `svcbridge_services{status="pending"}`); ok {
+			return v
+		}
 	}
 	return -1
 }
@@ -446,9 +450,19 @@ func (b *bench) serverMetric(ctx context.Context, name string) (float64, bool) {
 	return metricValue(text, name)
 }
 
-// serverMetrics is the text of the server's /metrics, if it answers.
+// serverMetrics is the text of the server's /metrics (Config.Metrics's
+// when set), if it answers.
 func (b *bench) serverMetrics(ctx context.Context) ([]byte, bool) {
-	code, _, body, _, err := b.timedGet(ctx, "/metrics", http.Header{"Accept": {"text/plain"}}, nil)
+	c := b.c
+	if b.cfg.Metrics != "" {
+		c = &client{server: strings.TrimRight(b.cfg.Metrics, "/"), token: c.token, http: c.http}
+	}
+	return metricsOf(ctx, c)
+}
+
+// metricsOf is the text of c's server's /metrics, if it answers.
+func metricsOf(ctx context.Context, c *client) ([]byte, bool) {
+	code, _, body, _, err := c.exchange(ctx, http.MethodGet, "/metrics", http.Header{"Accept": {"text/plain"}}, nil, nil)
 	return body, err == nil && code == http.StatusOK
 }
 

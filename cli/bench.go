@@ -69,7 +69,7 @@ services in all (counting those the server already had). A step's fill
 creates external services with no tags (they select no agent: no fan-out)
 on --clients clients (default 50 for scale), each POST as soon as the last
 was answered, while one reader reads GET /api/v3/services?limit=500 every
-50 ms; the fill ends when every service it created is ready (or failed):
+50 ms (none with --no-fill-reader); the fill ends when every service it created is ready (or failed):
 the server's svcbridge_services{status="pending"} gauge is read every
 max(--poll, 100ms) and the services listed once it is 0; or after
 --ready-timeout with the rest counted pending. "statements_per_service" and
@@ -121,6 +121,7 @@ func benchCmd(o Options) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Server, "server", "", "svcbridge API URL to measure (default: start an embedded svcbridge)")
 	f.StringVar(&cfg.Token, "token", "", "bearer token for --server (env SVCBRIDGE_TOKEN)")
+	f.StringVar(&cfg.Metrics, "metrics", "", "base URL whose /metrics the figures read (default: --server's), e.g. a proxy that joins several processes'")
 	f.StringVar(&cfg.Scenario, "scenario", "all", "all (which leaves out "+strings.Join(bench.Long, ", ")+"), or one of "+strings.Join(append(slices.Clone(bench.Scenarios), bench.Long...), ", "))
 	f.IntVar(&cfg.N, "n", 100, "services (create-latency, concurrent-creates, fanout; scale: in all at the last step) or tag edits (tag-edits)")
 	f.IntVar(&cfg.Clients, "clients", 10, "concurrent clients (scale: 50 unless set)")
@@ -132,6 +133,7 @@ func benchCmd(o Options) *cobra.Command {
 	f.IntVar(&cfg.Steps, "steps", 4, "scale: steps after the empty system (step 0)")
 	f.IntVar(&cfg.Samples, "samples", 20, "scale: one-at-a-time creates timed create -> ready per step (0: none)")
 	f.IntVar(&cfg.Reads, "reads", 5, "scale: timed reads per step of each list and of the hub's router document")
+	f.BoolVar(&cfg.NoFillReader, "no-fill-reader", false, "scale: no reader listing a page of services during the fill (a dashboard's load), so that the fill's costs are the services' own")
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", 10*time.Minute, "scale: how long a fill waits, after its last create, for every service to be ready")
 	cmd.RegisterFlagCompletionFunc("scenario", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(append([]string{"all"}, bench.Scenarios...), bench.Long...), cobra.ShellCompDirectiveNoFileComp
