@@ -5,19 +5,24 @@
 # scripts/temporal-bins.sh), `svcbridge migrate`, then api and worker
 # processes with the file's settings. Two rounds, each on fresh databases:
 # 1 api + 1 worker, then 2 api + 2 worker; each runs
-#   svcbridge bench --server <proxy> --scenario scale --n $N --steps $STEPS
+#   svcbridge bench --server <api or proxy> --scenario scale --n $N --steps $STEPS
 # and the figures of both are printed at the end, with the load average
 # at the end of each step (the machine may be shared).
 #
-# bench takes one --server: the apis sit behind scripts/prodbench's round
-# robin proxy, in both rounds so that both pay its hop. Its /metrics is the
-# first api's followed by the workers' (see scripts/prodbench).
+# bench takes one --server: with several apis it is scripts/prodbench's
+# round robin proxy in front of them, with one the api itself. Either way
+# bench reads the proxy's /metrics (--metrics): the first api's followed
+# by the workers' and the other apis' (see scripts/prodbench).
 #
 # Usage: scripts/prod-bench.sh            # N=10000 STEPS=2
 #        N=1000 scripts/prod-bench.sh     # a quick run
 #        ROUNDS="1 2"     # one round per count: that many apis and workers
 #        SCENARIO=polls   # instead: the fleet's unchanged polls against the
 #                         # first api alone (bench --scenario polls --n $N)
+#        SCENARIO=ratio   # instead: PAIRS (2) pairs of a floor round and a
+#                         # 1 api + 1 worker round, interleaved, STEPS=1,
+#                         # bench --no-fill-reader: svcbridge's fill over
+#                         # the floor's, and its own CPU over Temporal's
 #        SCENARIO=floor   # instead: Temporal alone, what it allows the
 #                         # fill: N workflows of a service's shape started
 #                         # by 50 clients, no svcbridge (prodbench floor)
@@ -38,6 +43,7 @@ N=${N:-10000}
 STEPS=${STEPS:-2}
 ROUNDS=${ROUNDS:-"1 2"}
 [ "${SCENARIO:-}" = floor ] && ROUNDS=1 # no api or worker to count
+[ "${SCENARIO:-}" = ratio ] && STEPS=1
 SCENARIO=${SCENARIO:-scale}
 PORT_BASE=${PORT_BASE:-27300}
 PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
@@ -99,20 +105,48 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "
 # waiting on I/O), every process's: PostgreSQL's and the bench client's too.
 busy_s() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
 
+# pg_backends DB...: NAME:PID of each PostgreSQL backend serving one of
+# the databases DB (NAME: pg-DB).
+pg_backends() {
+  local d
+  for d in "$@"; do
+    psql -qAtX -d postgres -c "SELECT 'pg-$d:' || pid FROM pg_stat_activity WHERE datname = '$d'"
+  done
+}
+
 # cpu_begin / cpu_end WHAT NOTE: the CPU seconds of the round's processes
-# (the caller's pids, NAME:PID) and of the whole machine, from cpu_begin to
-# cpu_end, printed as a report.
+# (the caller's pids, NAME:PID), of the PostgreSQL backends serving
+# svcbridge's database and Temporal's two (those open at the end; a
+# backend that closed meanwhile is not counted), and of the whole machine,
+# from cpu_begin to cpu_end, printed as a report; its last line is
+# svcbridge's own CPU (api, worker and their backends) over Temporal's
+# (the server and its backends), the ratio docs/performance.md tracks.
 cpu_begin() {
   declare -gA cpu0=()
-  for e in "${pids[@]}"; do cpu0[$e]=$(cpu_s "${e#*:}"); done
+  local e
+  for e in "${pids[@]}" $(pg_backends "$DB" "${DB}_temporal" "${DB}_temporal_visibility"); do
+    cpu0[$e]=$(cpu_s "${e#*:}")
+  done
   busy0=$(busy_s) started=$SECONDS
 }
 cpu_end() {
   echo "$1 $((SECONDS - started)) s ($2); CPU seconds meanwhile:"
-  for e in "${pids[@]}"; do
-    echo "  ${e%%:*} $(awk -v a="${cpu0[$e]}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')"
+  local e name used own=0 temporal=0
+  declare -A sum=()
+  for e in "${pids[@]}" $(pg_backends "$DB" "${DB}_temporal" "${DB}_temporal_visibility"); do
+    name=${e%%:*}
+    used=$(awk -v a="${cpu0[$e]:-0}" -v b="$(cpu_s "${e#*:}")" 'BEGIN { printf "%.1f", b - a }')
+    sum[$name]=$(awk -v a="${sum[$name]:-0}" -v b="$used" 'BEGIN { printf "%.1f", a + b }')
+  done
+  for name in $(printf '%s\n' "${!sum[@]}" | sort); do
+    echo "  $name ${sum[$name]}"
+    case $name in
+    api* | worker* | "pg-$DB") own=$(awk -v a="$own" -v b="${sum[$name]}" 'BEGIN { print a + b }') ;;
+    temporal | pg-"${DB}"_temporal*) temporal=$(awk -v a="$temporal" -v b="${sum[$name]}" 'BEGIN { print a + b }') ;;
+    esac
   done
   echo "  the machine (all of it, PostgreSQL and the bench included) $(awk -v a="$busy0" -v b="$(busy_s)" 'BEGIN { printf "%.1f", b - a }') of $(($(nproc) * (SECONDS - started))) s"
+  echo "  svcbridge's own (api, worker, pg-$DB) $own over Temporal's (temporal, pg-${DB}_temporal*) $temporal: $(awk -v a="$own" -v b="$temporal" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
 }
 
 log "building svcbridge and scripts/prodbench into $OUT"
@@ -124,9 +158,11 @@ for p in $(seq "$PORT_BASE" $((PORT_BASE + 40))); do
   port_free "$p" || { log "port $p is in use: set PORT_BASE"; exit 1; }
 done
 
-# round APIS WORKERS: one measured topology, from empty databases.
+# round APIS WORKERS [SUFFIX]: one measured topology, from empty databases;
+# APIS floor: Temporal alone. SUFFIX tells apart the files of repeated rounds.
 round() {
-  local apis=$1 workers=$2 tag="$1x$2"
+  local apis=$1 workers=$2 tag="$1x$2${3:-}"
+  [ "$apis" = floor ] && tag=floor${3:-}
   local p=$PORT_BASE
   local frontend=127.0.0.1:$p
   log "round $tag: fresh databases, Temporal schema"
@@ -160,15 +196,15 @@ round() {
   "$OUT/prodbench" namespace "$frontend" svcbridge
   local pids=("temporal:$temporal_pid")
 
-  if [ "$SCENARIO" = floor ]; then
-    log "round floor: prodbench floor, $N workflows from 50 clients (Temporal alone)"
+  if [ "$apis" = floor ]; then
+    log "round $tag: prodbench floor, $N workflows from 50 clients (Temporal alone)"
     cpu_begin
     local no_status=()
     [ "${FLOOR_STATUS:-yes}" = no ] && no_status=(no-status)
     local line
     line=$("$OUT/prodbench" floor "$frontend" svcbridge "$N" 50 "${no_status[@]}" 2>"$OUT/floor.log")
-    jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {load: $load}' <<<"$line" >"$OUT/floor.jsonl"
-    cpu_end "round floor: ran" "the ends included; prodbench's own CPU is its line's cpu_s" >"$OUT/cpu-floor.txt"
+    jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {load: $load}' <<<"$line" >"$OUT/$tag.jsonl"
+    cpu_end "round $tag: ran" "the ends included; prodbench's own CPU is its line's cpu_s" >"$OUT/cpu-$tag.txt"
     stop_all
     return
   fi
@@ -232,10 +268,16 @@ round() {
   local sampler=$!
   PIDS+=("$sampler")
 
-  log "round $tag: svcbridge bench --scenario scale --n $N --steps $STEPS (its log: $OUT/bench-$tag.log)"
+  # One api is measured without the proxy's hop; the proxy still joins
+  # the processes' /metrics.
+  local server=$proxy extra=()
+  [ "$apis" = 1 ] && server=${api_urls[0]}
+  # The ratio is of the services' own costs: no dashboard reads meanwhile.
+  [ "$SCENARIO" = ratio ] && extra=(--no-fill-reader)
+  log "round $tag: svcbridge bench --server $server --scenario scale --n $N --steps $STEPS (its log: $OUT/bench-$tag.log)"
   cpu_begin
   local status=0
-  "$OUT/svcbridge" bench --server "$proxy" --token "$TOKEN" --scenario scale --n "$N" --steps "$STEPS" 2>"$OUT/bench-$tag.log" |
+  "$OUT/svcbridge" bench --server "$server" --metrics "$proxy" --token "$TOKEN" --scenario scale --n "$N" --steps "$STEPS" "${extra[@]}" 2>"$OUT/bench-$tag.log" |
     while read -r line; do
       jq -c --arg setup "$apis api + $workers worker" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {setup: $setup, load: $load}' <<<"$line"
     done >"$OUT/scale-$tag.jsonl" || status=$?
@@ -243,9 +285,35 @@ round() {
   stop_all
 }
 
-for r in $ROUNDS; do
-  round "$r" "$r"
-done
+case $SCENARIO in
+floor) round floor floor ;;
+ratio)
+  for i in $(seq "${PAIRS:-2}"); do
+    round floor floor "-$i"
+    round 1 1 "-$i"
+  done
+  ;;
+*) for r in $ROUNDS; do round "$r" "$r"; done ;;
+esac
+
+if [ "$SCENARIO" = ratio ]; then
+  echo
+  echo "svcbridge (1 api + 1 worker) beside Temporal alone, $N services each, interleaved ($(nproc) cores; $OUT):"
+  echo
+  echo "| pair | floor's fill | svcbridge's fill | over the floor's | POST p99 | statements / transactions per service | svcbridge's own CPU over Temporal's | Temporal's CPU: floor, svcbridge | load average |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for i in $(seq "${PAIRS:-2}"); do
+    floor=$(jq -r .fill_rate_per_s "$OUT/floor-$i.jsonl")
+    own=$(tail -n 1 "$OUT/cpu-1x1-$i.txt" | awk '{ print $NF }')
+    tf=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-floor-$i.txt")
+    ts=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-1x1-$i.txt")
+    jq -r --arg i "$i" --arg floor "$floor" --arg own "$own" --arg t "$tf, $ts s" 'select(.step > 0) |
+      "| \($i) | \($floor) /s | \(.fill_rate_per_s) /s | \((.fill_rate_per_s / ($floor | tonumber) * 100 | round) / 100) | \(.post_p99_ms) ms | \(.statements_per_service) / \(.transactions_per_service) | \($own) | \($t) | \(.load) |"' "$OUT/scale-1x1-$i.jsonl"
+  done
+  echo
+  cat "$OUT"/cpu-*.txt
+  exit 0
+fi
 
 if [ "$SCENARIO" = floor ]; then
   echo
