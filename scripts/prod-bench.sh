@@ -28,6 +28,8 @@
 #                         # by 50 clients, no svcbridge (prodbench floor)
 #        FLOOR_STATUS=no  # the floor without ProvisioningStatus upserts
 #        NUM_HISTORY_SHARDS=16 # the Temporal server's (the image's default: 4)
+#        SERVER_BIN=path  # the api's and worker's binary (another build's,
+#                         # to compare builds); bench is always this tree's
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 #        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
 #                         # reach the Temporal server (its image's settings):
@@ -151,6 +153,7 @@ cpu_end() {
 
 log "building svcbridge and scripts/prodbench into $OUT"
 go build -o "$OUT/svcbridge" ./cmd/svcbridge
+SERVER=${SERVER_BIN:-$OUT/svcbridge}
 go build -o "$OUT/prodbench" ./scripts/prodbench
 BIN=$(scripts/temporal-bins.sh | tail -n 1)
 
@@ -215,18 +218,18 @@ round() {
     TEMPORAL_ADDRESS="$frontend" TEMPORAL_NAMESPACE=svcbridge TASK_QUEUE=svcbridge CONTROL_PLANE=remote
     BRIDGE_PORTS_RANGE=10024-65535 SERVICE_ANNOTATION_TAG=service.iofog.org/tag
     RESYNC_INTERVAL=30s DRIFT_INTERVAL=10m LOG_LEVEL=info LOG_FORMAT=json)
-  env "${env[@]}" "$OUT/svcbridge" migrate >"$OUT/migrate-$tag.log" 2>&1
+  env "${env[@]}" "$SERVER" migrate >"$OUT/migrate-$tag.log" 2>&1
 
   local api_urls=() worker_urls=()
   for i in $(seq "$apis"); do
     local addr=127.0.0.1:$((p + 10 + i))
-    start "api$i-$tag" env "${env[@]}" LISTEN="$addr" AUTH_TOKENS_FILE="$PWD/deploy/compose/tokens.yaml" "$OUT/svcbridge" api
+    start "api$i-$tag" env "${env[@]}" LISTEN="$addr" AUTH_TOKENS_FILE="$PWD/deploy/compose/tokens.yaml" "$SERVER" api
     pids+=("api$i:$!")
     api_urls+=("http://$addr")
   done
   for i in $(seq "$workers"); do
     local addr=127.0.0.1:$((p + 20 + i))
-    start "worker$i-$tag" env "${env[@]}" METRICS_LISTEN="$addr" "$OUT/svcbridge" worker
+    start "worker$i-$tag" env "${env[@]}" METRICS_LISTEN="$addr" "$SERVER" worker
     pids+=("worker$i:$!")
     worker_urls+=("http://$addr")
   done
