@@ -11,12 +11,32 @@ import (
 )
 
 // ReconcileService runs a whole reconcile pass of a service in one
-// activity. The service workflow runs it after its fast path failed, with
-// a retry policy: the Web UI then shows the pending activity, its attempts
-// and its last failure.
+// activity: the service workflow's fast path, as a local activity, and
+// its passes after a failure, each a regular activity that the Web UI
+// shows with its failure.
+// As a local activity, it leaves the queue step to the workflow
+// (reconcile.Outcome.FanoutLeft).
 func (a *Activities) ReconcileService(ctx context.Context, name string) (reconcile.Outcome, error) {
-	defer heartbeating(ctx)()
-	return reconcile.Run(directSteps{ctx, a}, name)
+	if !activity.GetInfo(ctx).IsLocalActivity { // a local one's heartbeats go nowhere
+		defer heartbeating(ctx)()
+		return reconcile.Run(directSteps{ctx, a}, name)
+	}
+	steps := &leavingFanout{directSteps: directSteps{ctx, a}}
+	out, err := reconcile.Run(steps, name)
+	out.FanoutLeft = steps.left
+	return out, reconcile.WithOutcome(out, err)
+}
+
+// leavingFanout runs a pass's steps as directSteps does, but for the queue
+// step, which it leaves to the workflow.
+type leavingFanout struct {
+	directSteps
+	left bool
+}
+
+func (l *leavingFanout) Queue(string, []string) error {
+	l.left = true
+	return nil
 }
 
 // ReconcileKube makes the hub ConfigMap and the Kubernetes Service match

@@ -6,14 +6,17 @@ import "time"
 // under its name (activities.Activities.ByName), the workflows and the
 // tests that stand in for them call them by it.
 const (
-	// The service's pass (Run's steps) and its retry as one activity.
-	ActivityPlanService              = "PlanService"
-	ActivityReconcileAgents          = "ReconcileAgents"
-	ActivityReconcileKube            = "ReconcileKube"
-	ActivityFinishService            = "FinishService"
-	ActivityQueueFanout              = "QueueFanout"
+	// The whole pass (Run) as one activity: the service workflow's fast
+	// path, as a local activity, and its retries.
 	ActivityReconcileService         = "ReconcileService"
 	ActivityRecordSignalledReconcile = "RecordSignalledReconcile"
+	// The pass's steps, each its own activity in runs of the service
+	// workflow begun before ChangeOneLocalPass.
+	ActivityPlanService     = "PlanService"
+	ActivityReconcileAgents = "ReconcileAgents"
+	ActivityReconcileKube   = "ReconcileKube"
+	ActivityFinishService   = "FinishService"
+	ActivityQueueFanout     = "QueueFanout"
 	// QueueAgents queues the agents a plan recorded by an earlier build
 	// listed (Plan.Fanout).
 	ActivityQueueAgents = "QueueAgents"

@@ -2,12 +2,11 @@ package reconcile
 
 // The order of one reconcile pass of a service: plan, write the site
 // routers, Kubernetes, record the outcome, queue the other agents. The
-// service workflow runs it on its fast path (each step a command in its
-// history) and the ReconcileService activity runs it again inside one
-// activity, so both call Run.
-//
-// Any change of the order or number of steps changes the service
-// workflow's commands: it must go behind a Change (versions.go).
+// ReconcileService activity runs it, as the service workflow's fast path
+// (a local activity: one command in the history) and as its retries. Runs
+// of the workflow begun before ChangeOneLocalPass run it in the workflow,
+// each step a command of its own: a change of the order or number of
+// steps changes their commands, and must go behind a Change (versions.go).
 
 import (
 	"errors"
@@ -45,9 +44,9 @@ const (
 	RecordingFailed = "; recording it failed: "
 )
 
-// Steps are the parts of one reconcile pass. The service workflow runs them
-// as (mostly local) activities on its fast path; the ReconcileService
-// activity, which runs after a failure, calls them directly.
+// Steps are the parts of one reconcile pass. The ReconcileService activity
+// calls them directly; runs of the service workflow begun before
+// ChangeOneLocalPass run them as (mostly local) activities.
 type Steps interface {
 	Step(what string) // reports progress
 	Plan(name string) (Plan, error)
@@ -130,6 +129,11 @@ type Outcome struct {
 	Exists bool
 	// Gone reports that the service is deleted and its objects removed.
 	Gone bool
+	// FanoutLeft: the pass, run as a local activity, left its queue step
+	// to the workflow, which runs it as a regular activity (QueueFanout)
+	// whose heartbeats let another worker resume a large fan-out where a
+	// dead one stopped.
+	FanoutLeft bool `json:",omitzero"`
 }
 
 // Run runs one reconcile pass of the named service. A failure is recorded
@@ -140,7 +144,7 @@ func Run(s Steps, name string) (Outcome, error) {
 	s.Step("planning")
 	plan, err := s.Plan(name)
 	if err != nil {
-		return Outcome{}, passError(TypePlanFailed, "plan: "+Reason(err), err)
+		return Outcome{}, passError(Outcome{}, TypePlanFailed, "plan: "+Reason(err), err)
 	}
 	out := Outcome{Planned: true, Exists: plan.Exists}
 	finish := Finish{Service: name, Generation: plan.Generation, ReconcileRequest: plan.ReconcileRequest,
@@ -161,7 +165,7 @@ func Run(s Steps, name string) (Outcome, error) {
 				msg += RecordingFailed + Reason(ferr)
 			}
 		}
-		return out, passError(typ, msg, err)
+		return out, passError(out, typ, msg, err)
 	}
 
 	s.Step("writing router configs")
@@ -180,20 +184,20 @@ func Run(s Steps, name string) (Outcome, error) {
 		s.Step("recording status")
 		missing, err := s.Finish(finish)
 		if err != nil {
-			return out, passError(TypeStatusWriteFailed, "record status: "+Reason(err), err)
+			return out, passError(out, TypeStatusWriteFailed, "record status: "+Reason(err), err)
 		}
 		if missing != "" && plan.Invalid == "" {
-			return out, temporal.NewApplicationError(missing, TypeObjectsNotInPlace)
+			return out, temporal.NewApplicationError(missing, TypeObjectsNotInPlace, out)
 		}
 	}
 	if plan.FanoutCount > 0 || len(plan.Fanout) > 0 {
 		s.Step("queueing agents")
 		if err := s.Queue(name, plan.Fanout); err != nil {
-			return out, passError(TypeFanoutFailed, "queue agents: "+Reason(err), err)
+			return out, FanoutFailed(out, err)
 		}
 	}
 	if plan.Invalid != "" {
-		return out, temporal.NewApplicationError(plan.Invalid, TypeInvalidPlacement)
+		return out, temporal.NewApplicationError(plan.Invalid, TypeInvalidPlacement, out)
 	}
 	out.Gone = !plan.Exists
 	return out, nil
@@ -202,13 +206,41 @@ func Run(s Steps, name string) (Outcome, error) {
 // passError is a retryable failure whose message is msg alone, so that the
 // Web UI shows what provisioningError says and no "retryable: false" of a
 // cause. A cause's own readable type (InvalidPlacement, NoIngress) wins
-// over the step's.
-func passError(stepType, msg string, cause error) error {
+// over the step's. Its details are what the pass found (OutcomeOf).
+func passError(out Outcome, stepType, msg string, cause error) error {
 	var app *temporal.ApplicationError
 	if errors.As(cause, &app) && (app.Type() == TypeInvalidPlacement || app.Type() == TypeNoIngress) {
 		stepType = app.Type()
 	}
-	return temporal.NewApplicationError(msg, stepType)
+	return temporal.NewApplicationError(msg, stepType, out)
+}
+
+// FanoutFailed is the failure of a pass whose queue step failed with err.
+func FanoutFailed(out Outcome, err error) error {
+	return passError(out, TypeFanoutFailed, "queue agents: "+Reason(err), err)
+}
+
+// WithOutcome is Run's failure err carrying out instead of what Run found,
+// for a caller that adds to the outcome.
+func WithOutcome(out Outcome, err error) error {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return err
+	}
+	return temporal.NewApplicationError(app.Message(), app.Type(), out)
+}
+
+// OutcomeOf is what a pass that failed with err found, as Run's failures
+// carry it: a workflow that ran the pass as one activity gets no result
+// beside the failure, and the status it shows depends on it. Zero for any
+// other error.
+func OutcomeOf(err error) Outcome {
+	var app *temporal.ApplicationError
+	var out Outcome
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&out) != nil {
+		return Outcome{}
+	}
+	return out
 }
 
 // Reason is the message of a failure without Temporal's wrapping, as the

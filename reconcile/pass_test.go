@@ -119,6 +119,11 @@ func TestRun(t *testing.T) {
 			case tc.errType != "" && (!errors.As(err, &app) || app.Type() != tc.errType || app.Message() != tc.errMsg || app.NonRetryable()):
 				t.Errorf("error %v, want a retryable %s %q", err, tc.errType, tc.errMsg)
 			}
+			// A workflow that ran the pass as one activity reads the
+			// outcome from the failure.
+			if err != nil && OutcomeOf(err) != tc.out {
+				t.Errorf("the failure carries outcome %+v, want %+v", OutcomeOf(err), tc.out)
+			}
 			if n := len(tc.steps.finished); n > 0 && tc.steps.finished[n-1].Error != tc.recorded {
 				t.Errorf("recorded %q, want %q", tc.steps.finished[n-1].Error, tc.recorded)
 			}

@@ -22,11 +22,17 @@ var (
 	// it, Temporal retried the pass.
 	ChangeFailureEvents = Change{ID: "service-failure-events", Version: 1,
 		Before: "service%2Fcheckout@temporal-retries.json", After: "service%2Fcheckout.json"}
+	// ChangeOneLocalPass: the service workflow's fast path runs the whole
+	// pass as one local activity (ActivityReconcileService), one marker in
+	// the history; before it, each step was its own (plan, routers,
+	// finish), the Kubernetes and queue steps regular activities.
+	ChangeOneLocalPass = Change{ID: "service-one-local-pass", Version: 1,
+		Before: "service%2Fcontinued@local-steps.json", After: "service%2Fcontinued.json"}
 	// ChangeQueueOutlook: the agent queue workflow asks the store before each
 	// window how many agents are claimable; before it, it ran a window of
 	// children every round.
 	ChangeQueueOutlook = Change{ID: "agent-queue-outlook", Version: 1,
 		Before: "agents%2Fqueue@blind.json", After: "agents%2Fqueue.json"}
 
-	Changes = []Change{ChangeFailureEvents, ChangeQueueOutlook}
+	Changes = []Change{ChangeFailureEvents, ChangeQueueOutlook, ChangeOneLocalPass}
 )

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,65 +103,45 @@ func capture(t *testing.T, id string, h *historypb.History) {
 	t.Logf("captured the history of %s in %s", id, file)
 }
 
-// On the Kubernetes control plane a pass reconciles the hub ConfigMap and
-// the Kubernetes Service in a regular activity and records the
-// LoadBalancer's ingress; once the service is deleted, the pass removes
-// them and the workflow ends.
-func TestKubernetesBranch(t *testing.T) {
-	lb := "203.0.113.7"
-	var deleted atomic.Bool
-	var mu sync.Mutex
-	var recorded []*string
+// The fast path is one local activity a pass: one marker in the history
+// (and the change's version marker once), no step of its own.
+func TestFastPathIsOneLocalActivity(t *testing.T) {
+	var passes atomic.Int32
 	cl := startWorkflows(t, workflows.Timing{}, map[string]any{
-		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
-			if deleted.Load() {
-				return reconcile.Plan{Kubernetes: true, Sites: []string{"fog-a"}}, nil
+		"ReconcileService": func(ctx context.Context, _ string) (reconcile.Outcome, error) {
+			if !activity.GetInfo(ctx).IsLocalActivity {
+				t.Error("the fast path ran a regular activity")
 			}
-			return reconcile.Plan{Exists: true, Generation: 1, Kubernetes: true, Sites: []string{"fog-a"}, ConnectorSite: "fog-a"}, nil
-		},
-		"ReconcileAgents": func(context.Context, string, []string) error { return nil },
-		"ReconcileKube": func(context.Context, string) (reconcile.KubeResult, error) {
-			if deleted.Load() {
-				return reconcile.KubeResult{}, nil
+			if passes.Add(1) == 2 {
+				return reconcile.Outcome{Planned: true, Gone: true}, nil
 			}
-			return reconcile.KubeResult{Endpoint: &lb}, nil
-		},
-		"FinishService": func(_ context.Context, f reconcile.Finish) (string, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			recorded = append(recorded, f.Endpoint)
-			return "", nil
+			return reconcile.Outcome{Planned: true, Exists: true}, nil
 		},
 	})
 	ctx := context.Background()
-	if err := cl.ServiceCreated(ctx, "lb"); err != nil {
+	if err := cl.ServiceCreated(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	id := cl.Service("lb")
+	id := cl.Service("gone")
 	waitStep(t, cl.Temporal, id, "ready; waiting for changes")
-	deleted.Store(true)
-	if err := cl.ServiceChanged(ctx, "lb"); err != nil {
+	if err := cl.ServiceChanged(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Temporal.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatalf("the deleted service's workflow: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(recorded) != 1 || recorded[0] == nil || *recorded[0] != lb {
-		t.Errorf("recorded endpoints %v, want the ingress %s once", recorded, lb)
-	}
-	h := history(t, cl.Temporal, id, "")
-	kube := 0
-	for _, e := range h.Events {
-		if e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "ReconcileKube" {
-			kube++
+	markers := map[string]int{}
+	for _, e := range history(t, cl.Temporal, id, "").GetEvents() {
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
+			markers[m.GetMarkerName()]++
+		}
+		if e.GetActivityTaskScheduledEventAttributes() != nil {
+			t.Errorf("a pass scheduled activity %s", e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
 		}
 	}
-	if kube != 2 {
-		t.Errorf("%d ReconcileKube activities, want one a pass", kube)
+	if markers["LocalActivity"] != 2 || markers["Version"] != 1 {
+		t.Errorf("markers %v, want a local activity for each of the 2 passes and one version", markers)
 	}
-	capture(t, id, h)
 }
 
 // A failing service's workflow continues as new when Temporal suggests it
@@ -173,11 +151,6 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 	var fixed atomic.Bool
 	failure := temporal.NewApplicationError("write router config: agent hub: database is down", reconcile.TypeRouterWriteFailed)
 	cl := startWorkflows(t, shortBackoff, map[string]any{
-		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
-			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub"}, nil
-		},
-		"ReconcileAgents": func(context.Context, string, []string) error { return failure },
-		"FinishService":   func(context.Context, reconcile.Finish) (string, error) { return "", nil },
 		"ReconcileService": func(context.Context, string) (reconcile.Outcome, error) {
 			if fixed.Load() {
 				return reconcile.Outcome{Planned: true, Exists: true}, nil
@@ -218,44 +191,6 @@ func TestContinueAsNewCarriesTheFailureStreak(t *testing.T) {
 	}
 	if in.Name != "continued" || in.Failing.Attempts < 2 || in.Failing.Since.IsZero() {
 		t.Errorf("continued as new with %+v, want the failure streak", in)
-	}
-	capture(t, id, h)
-}
-
-// A pass that changes other agents' listeners has the store queue them in
-// one QueueFanout activity that names only the service: the history holds
-// no list that grows with the fleet.
-func TestFanoutIsQueuedByName(t *testing.T) {
-	var queued []string
-	var mu sync.Mutex
-	cl := startWorkflows(t, workflows.Timing{}, map[string]any{
-		"PlanService": func(context.Context, string) (reconcile.Plan, error) {
-			return reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"hub"}, ConnectorSite: "hub", HubSite: "hub", FanoutCount: 100000}, nil
-		},
-		"ReconcileAgents": func(context.Context, string, []string) error { return nil },
-		"FinishService":   func(context.Context, reconcile.Finish) (string, error) { return "", nil },
-		"QueueFanout": func(_ context.Context, name string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			queued = append(queued, name)
-			return nil
-		},
-	})
-	if err := cl.ServiceCreated(context.Background(), "fanout"); err != nil {
-		t.Fatal(err)
-	}
-	id := cl.Service("fanout")
-	waitStep(t, cl.Temporal, id, "ready; waiting for changes")
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(queued, []string{"fanout"}) {
-		t.Errorf("QueueFanout ran for %v, want once for fanout", queued)
-	}
-	h := history(t, cl.Temporal, id, "")
-	for _, e := range h.Events {
-		if e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "QueueAgents" {
-			t.Errorf("the pass listed the agents in a QueueAgents activity")
-		}
 	}
 	capture(t, id, h)
 }

@@ -24,7 +24,7 @@ const (
 
 // ServiceWorkflow is the entity workflow of one Service (ID
 // <prefix>service/<name>). Each time it is signalled it reconciles to the
-// current row on a fast path of local reconcile. When a pass fails it
+// current row on a fast path, the pass as one local activity. When a pass fails it
 // records the failure (status row, ProvisioningStatus, current details,
 // memo) and runs the next passes as regular activities of one attempt
 // each, with its own backoff that a reconcile signal cuts short: every
@@ -52,7 +52,7 @@ func (t Timing) ServiceWorkflow(ctx workflow.Context, in reconcile.ServiceInput)
 		var out reconcile.Outcome
 		var err error
 		if in.Failing.Attempts == 0 {
-			out, err = reconcile.Run(localSteps{ctx: ctx, state: &state}, in.Name)
+			out, err = fastPass(ctx, &state, in.Name)
 		} else {
 			out, err = passActivity(ctx, in.Name, in.Failing)
 		}
@@ -104,6 +104,40 @@ func takes(ctx workflow.Context, c reconcile.Change) bool {
 	return workflow.GetVersion(ctx, c.ID, workflow.DefaultVersion, v) == v
 }
 
+// fastPass runs a pass on the fast path: the whole pass as one local
+// activity (reconcile.ChangeOneLocalPass), with no round trip through the
+// server and one marker in the history, but for a fan-out, which it
+// queues in a regular activity (a dead worker's is resumed elsewhere).
+// Runs begun before it run each step as its own activity.
+func fastPass(ctx workflow.Context, state *ServiceState, name string) (reconcile.Outcome, error) {
+	if !takes(ctx, reconcile.ChangeOneLocalPass) {
+		return reconcile.Run(localSteps{ctx: ctx, state: state}, name)
+	}
+	state.Step = "reconciling"
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		// As the retried pass's: it may wait for a LoadBalancer's ingress
+		// while the SDK keeps the workflow task alive. A dead worker's
+		// pass runs again on another once the workflow task times out;
+		// each step is idempotent. An attempt that fails records its
+		// failure; the next, within a second or two, records what it
+		// finds.
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         quickRetries,
+	})
+	var out reconcile.Outcome
+	err := workflow.ExecuteLocalActivity(lctx, reconcile.ActivityReconcileService, name).Get(ctx, &out)
+	if err != nil {
+		out = reconcile.OutcomeOf(err)
+	}
+	if out.FanoutLeft {
+		state.Step = "queueing agents"
+		if qerr := workflow.ExecuteActivity(fanoutOptions(ctx), reconcile.ActivityQueueFanout, name).Get(ctx, nil); qerr != nil && err == nil {
+			err = reconcile.FanoutFailed(out, qerr)
+		}
+	}
+	return out, err
+}
+
 // passActivity runs one reconcile pass of a failing service as a regular
 // activity of a single attempt: its failure is an ActivityTaskFailed event
 // carrying provisioningError's message and what failed as its type. Its
@@ -116,7 +150,9 @@ func passActivity(ctx workflow.Context, name string, failing reconcile.FailureSt
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:             summary(failing, name),
 	})
-	err = workflow.ExecuteActivity(actx, reconcile.ActivityReconcileService, name).Get(ctx, &out)
+	if err = workflow.ExecuteActivity(actx, reconcile.ActivityReconcileService, name).Get(ctx, &out); err != nil {
+		out = reconcile.OutcomeOf(err)
+	}
 	return out, err
 }
 
@@ -208,9 +244,9 @@ func (t Timing) retryPass(ctx workflow.Context, signals workflow.ReceiveChannel,
 	return out, err
 }
 
-// localSteps runs the steps of reconcile.Run as local activities (the fast path: no
-// round trip through the server), and the Kubernetes step, which may wait
-// for a LoadBalancer, as a regular activity.
+// localSteps runs the steps of reconcile.Run as local activities, and the
+// Kubernetes step, which may wait for a LoadBalancer, as a regular
+// activity: the fast path of runs begun before reconcile.ChangeOneLocalPass.
 type localSteps struct {
 	ctx   workflow.Context
 	state *ServiceState

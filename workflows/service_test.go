@@ -23,6 +23,13 @@ import (
 // These tests check the orchestration alone, with mocked activities; the
 // activities and the whole path run for real in systemtest.
 
+// beforeOneLocalPass makes env's runs take the branch of runs begun before
+// reconcile.ChangeOneLocalPass: each step of a pass its own activity.
+func beforeOneLocalPass(env *testsuite.TestWorkflowEnvironment) {
+	c := reconcile.ChangeOneLocalPass
+	env.OnGetVersion(c.ID, workflow.DefaultVersion, workflow.Version(c.Version)).Return(workflow.DefaultVersion)
+}
+
 func newEnv(t *testing.T, timing Timing) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
@@ -34,8 +41,7 @@ func newEnv(t *testing.T, timing Timing) *testsuite.TestWorkflowEnvironment {
 
 func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 	env := newEnv(t, Timing{})
-	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: false, Sites: []string{"hub"}}, nil).Once()
-	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, []string{"hub"}).Return(nil).Once()
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Gone: true}, nil).Once()
 	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v; want a clean end", env.IsWorkflowCompleted(), env.GetWorkflowError())
@@ -45,25 +51,22 @@ func TestServiceWorkflowEndsOnceTheServiceIsGone(t *testing.T) {
 
 func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	env := newEnv(t, Timing{})
-	plan := reconcile.Plan{Exists: true, Generation: 1, Sites: []string{"fog", "hub"}, ConnectorSite: "fog", HubSite: "hub"}
 	deleted := false
-	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(func(_ context.Context, _ string) (reconcile.Plan, error) {
-		if deleted {
-			return reconcile.Plan{}, nil
+	// The fast path's three local attempts fail, then the pass retried as
+	// an activity fails once more, then succeeds.
+	exists := reconcile.Outcome{Planned: true, Exists: true}
+	failure := temporal.NewApplicationError("write router config: database is down", reconcile.TypeRouterWriteFailed, exists)
+	passes := 0
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (reconcile.Outcome, error) {
+		passes++
+		switch {
+		case deleted:
+			return reconcile.Outcome{Planned: true, Gone: true}, nil
+		case passes <= 4:
+			return reconcile.Outcome{}, failure
 		}
-		return plan, nil
+		return exists, nil
 	})
-	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("database is down")).Times(3) // 3 local attempts
-	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	var finished []reconcile.Finish
-	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return(func(_ context.Context, f reconcile.Finish) (string, error) {
-		finished = append(finished, f)
-		return "", nil
-	})
-	// Temporal retries the whole pass: it fails once more, then succeeds.
-	retryErr := temporal.NewApplicationError("write router config: database is down", reconcile.TypeRouterWriteFailed)
-	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{}, retryErr).Once()
-	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Exists: true}, nil).Once()
 	var statuses []string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(StatusKey)
@@ -86,8 +89,8 @@ func TestServiceWorkflowRetriesAFailureThenRecordsReady(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if len(finished) != 1 || finished[0].Error != "write router config: database is down" {
-		t.Fatalf("finishes %+v; want the failure recorded with what failed", finished)
+	if passes != 6 {
+		t.Errorf("%d passes, want 3 local attempts, 2 retries and the delete's", passes)
 	}
 	if !slices.Equal(statuses, []string{"failed", "ready", "deleting"}) {
 		t.Errorf("ProvisioningStatus went %v, want failed, ready, deleting", statuses)
@@ -145,9 +148,7 @@ func TestAgentBatchFailsWhenAnAgentWriteFailed(t *testing.T) {
 
 func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	env := newEnv(t, Timing{MaxIterations: 3})
-	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1}, nil)
-	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Exists: true}, nil)
 	for i := 1; i <= 5; i++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Duration(i)*time.Minute)
 	}
@@ -158,9 +159,27 @@ func TestServiceWorkflowContinuesAsNewBeforeItsHistoryGrows(t *testing.T) {
 	}
 }
 
-// A plan with a count has the store queue the fan-out in one activity.
+// A pass that left its fan-out to the workflow has it queued in one
+// regular activity, by the service's name, which Temporal retries.
+func TestServiceWorkflowQueuesTheFanOutAPassLeft(t *testing.T) {
+	env := newEnv(t, Timing{})
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Exists: true, FanoutLeft: true}, nil).Once()
+	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(reconcile.Outcome{Planned: true, Gone: true}, nil).Once()
+	env.OnActivity(reconcile.ActivityQueueFanout, mock.Anything, "checkout").Return(errors.New("database is down")).Once()
+	env.OnActivity(reconcile.ActivityQueueFanout, mock.Anything, "checkout").Return(nil).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReconcile, SignalFromSvcbridge) }, time.Hour)
+	env.ExecuteWorkflow(ServiceWorkflowName, reconcile.ServiceInput{Name: "checkout"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+// In a run begun before the pass was one local activity, a plan with a
+// count has the store queue the fan-out in one activity.
 func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
 	env := newEnv(t, Timing{})
+	beforeOneLocalPass(env)
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, FanoutCount: 12000}, nil).Once()
 	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{}, nil)
 	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
@@ -178,6 +197,7 @@ func TestServiceWorkflowQueuesItsFanOutByName(t *testing.T) {
 // replays them in chunks.
 func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 	env := newEnv(t, Timing{})
+	beforeOneLocalPass(env)
 	agents := make([]string, 12000)
 	for i := range agents {
 		agents[i] = time.Duration(i).String()
@@ -210,9 +230,6 @@ func TestServiceWorkflowFansOutARecordedListInChunks(t *testing.T) {
 // recorded as a reconcile request.
 func TestServiceWorkflowKeepsItsFailureStreakAcrossSignals(t *testing.T) {
 	env := newEnv(t, Timing{})
-	env.OnActivity(reconcile.ActivityPlanService, mock.Anything, "checkout").Return(reconcile.Plan{Exists: true, Generation: 1, Invalid: "agent fog-a has routerMode none"}, nil)
-	env.OnActivity(reconcile.ActivityReconcileAgents, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(reconcile.ActivityFinishService, mock.Anything, mock.Anything).Return("", nil)
 	fixed := false
 	failure := temporal.NewApplicationError("agent fog-a has routerMode none", reconcile.TypeInvalidPlacement)
 	env.OnActivity(reconcile.ActivityReconcileService, mock.Anything, "checkout").Return(func(context.Context, string) (reconcile.Outcome, error) {
