@@ -30,6 +30,8 @@
 #        NUM_HISTORY_SHARDS=16 # the Temporal server's (the image's default: 4)
 #        SERVER_BIN=path  # the api's and worker's binary (another build's,
 #                         # to compare builds); bench is always this tree's
+#        SERVER_ENV="GOGC=200 GOMAXPROCS=1" # more environment of the api
+#                         # and worker processes only
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 #        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
 #                         # reach the Temporal server (its image's settings):
@@ -217,7 +219,7 @@ round() {
     DB_MAX_OPEN_CONNS=10 DB_MAX_IDLE_CONNS=10 DB_CONN_MAX_LIFETIME=30m
     TEMPORAL_ADDRESS="$frontend" TEMPORAL_NAMESPACE=svcbridge TASK_QUEUE=svcbridge CONTROL_PLANE=remote
     BRIDGE_PORTS_RANGE=10024-65535 SERVICE_ANNOTATION_TAG=service.iofog.org/tag
-    RESYNC_INTERVAL=30s DRIFT_INTERVAL=10m LOG_LEVEL=info LOG_FORMAT=json)
+    RESYNC_INTERVAL=30s DRIFT_INTERVAL=10m LOG_LEVEL=info LOG_FORMAT=json ${SERVER_ENV:-})
   env "${env[@]}" "$SERVER" migrate >"$OUT/migrate-$tag.log" 2>&1
 
   local api_urls=() worker_urls=()
