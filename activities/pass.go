@@ -13,9 +13,8 @@ import (
 // ReconcileService runs a whole reconcile pass of a service in one
 // activity: the service workflow's fast path, as a local activity, and
 // its passes after a failure, each a regular activity that the Web UI
-// shows with its failure.
-// As a local activity, it leaves the queue step to the workflow
-// (reconcile.Outcome.FanoutLeft).
+// shows with its failure. As a local activity it leaves the queue step to
+// the workflow (reconcile.Outcome.FanoutLeft).
 func (a *Activities) ReconcileService(ctx context.Context, name string) (reconcile.Outcome, error) {
 	if !activity.GetInfo(ctx).IsLocalActivity { // a local one's heartbeats go nowhere
 		defer heartbeating(ctx)()
