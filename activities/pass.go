@@ -2,23 +2,31 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"svcbridge/reconcile"
 	"svcbridge/service"
+	"svcbridge/store"
 )
 
 // ReconcileService runs a whole reconcile pass of a service in one
 // activity: the service workflow's fast path, as a local activity, and
 // its passes after a failure, each a regular activity that the Web UI
 // shows with its failure. As a local activity it leaves the queue step to
-// the workflow (reconcile.Outcome.FanoutLeft).
+// the workflow (reconcile.Outcome.FanoutLeft), and first tries the pass
+// in one transaction (passInOneTx).
 func (a *Activities) ReconcileService(ctx context.Context, name string) (reconcile.Outcome, error) {
 	if !activity.GetInfo(ctx).IsLocalActivity { // a local one's heartbeats go nowhere
 		defer heartbeating(ctx)()
 		return reconcile.Run(directSteps{ctx, a}, name)
+	}
+	if !a.ControlPlane.Kubernetes() {
+		if out, ok := a.passInOneTx(ctx, name); ok {
+			return out, nil
+		}
 	}
 	steps := &leavingFanout{directSteps: directSteps{ctx, a}}
 	out, err := reconcile.Run(steps, name)
@@ -35,6 +43,74 @@ type leavingFanout struct {
 
 func (l *leavingFanout) Queue(string, []string) error {
 	l.left = true
+	return nil
+}
+
+// passInOneTx runs a pass that needs no step of its own (no Kubernetes,
+// the queue left to the workflow) in one transaction: the plan, the
+// routers and the outcome in one commit, where the steps take three. It
+// commits only a pass that found nothing wrong (ok); any failure rolls it
+// back, and the caller runs the pass step by step, each step committing
+// what it did and the failure recorded on its own.
+func (a *Activities) passInOneTx(ctx context.Context, name string) (out reconcile.Outcome, ok bool) {
+	var steps *oneTx
+	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+		steps = &oneTx{ctx: ctx, a: a, tx: tx} // from scratch on a retried transaction
+		out, err = reconcile.Run(steps, name)
+		return err
+	})
+	if err != nil {
+		return reconcile.Outcome{}, false
+	}
+	for _, report := range steps.committed {
+		report()
+	}
+	out.FanoutLeft = steps.left
+	return out, true
+}
+
+// oneTx runs a pass's steps in one transaction (passInOneTx).
+type oneTx struct {
+	ctx context.Context
+	a   *Activities
+	tx  *store.Tx
+	// committed report what the steps did, once it is committed.
+	committed []func()
+	left      bool
+}
+
+// errOwnSteps: a Kubernetes pass waits on the API server, and runs its
+// steps each in its own transaction.
+var errOwnSteps = errors.New("a Kubernetes pass runs step by step")
+
+func (o *oneTx) Step(string) {}
+func (o *oneTx) Plan(name string) (reconcile.Plan, error) {
+	plan, moved, err := o.a.plan(o.ctx, o.tx, name)
+	if err == nil && moved != nil {
+		err = o.tx.SetServicePlacement(o.ctx, name, plan.Generation, *moved)
+	}
+	o.committed = append(o.committed, func() { observePlan(plan) })
+	return plan, err
+}
+func (o *oneTx) ReconcileAgents(name string, sites []string) error {
+	for _, u := range sites {
+		if _, err := o.a.routerPass(o.ctx, o.tx, u, name, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (o *oneTx) Kube(string) (*string, error) { return nil, errOwnSteps }
+func (o *oneTx) Finish(f reconcile.Finish) (string, error) {
+	rec, err := finish(o.ctx, o.tx, f)
+	o.committed = append(o.committed, func() { rec.report(o.ctx, f) })
+	if !rec.recorded {
+		return "", err
+	}
+	return rec.reason, err
+}
+func (o *oneTx) Queue(string, []string) error {
+	o.left = true
 	return nil
 }
 

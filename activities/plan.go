@@ -21,45 +21,14 @@ import (
 func (a *Activities) PlanService(ctx context.Context, name string) (reconcile.Plan, error) {
 	var plan reconcile.Plan
 	var moved *service.Placement
-	err := a.Store.Read(ctx, func(tx *store.Tx) error {
-		plan, moved = reconcile.Plan{Kubernetes: a.ControlPlane.Kubernetes()}, nil
-		svc, err := tx.GetService(ctx, name)
-		var placed *service.Placement // nil: deleted
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			// Deleted: the connector's routers converge now, the (maybe
-			// thousands of) listening agents through the queue.
-		case err != nil:
-			return err
-		default:
-			plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
-			if at, ok := svc.AnsweredRequest(); ok {
-				plan.RequestedAt = at
-			}
-			in, err := tx.PlacementInput(ctx, svc, a.ControlPlane)
-			if err != nil {
-				return err
-			}
-			p, perr := service.Place(in)
-			if perr != nil {
-				plan.Invalid = perr.Error()
-			}
-			if !p.SameSites(svc.Placement) {
-				moved = &p
-			}
-			plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
-			placed = &p
-		}
-		reach, err := a.passReach(ctx, tx, name, placed, svc.Tags)
-		plan.Sites, plan.FanoutCount = reach.Sites, len(reach.Fanout)
+	err := a.Store.Read(ctx, func(tx *store.Tx) (err error) {
+		plan, moved, err = a.plan(ctx, tx, name)
 		return err
 	})
 	if err != nil {
 		return plan, err
 	}
-	if plan.Exists {
-		metrics.Fanout.Observe(float64(plan.FanoutCount))
-	}
+	observePlan(plan)
 	if moved == nil {
 		return plan, nil
 	}
@@ -69,6 +38,49 @@ func (a *Activities) PlanService(ctx context.Context, name string) (reconcile.Pl
 		return tx.SetServicePlacement(ctx, name, plan.Generation, *moved)
 	})
 	return plan, err
+}
+
+// plan is PlanService's reading in tx: the plan, and the service's new
+// placement when it moved (nil when it did not).
+func (a *Activities) plan(ctx context.Context, tx *store.Tx, name string) (plan reconcile.Plan, moved *service.Placement, err error) {
+	plan = reconcile.Plan{Kubernetes: a.ControlPlane.Kubernetes()}
+	svc, err := tx.GetService(ctx, name)
+	var placed *service.Placement // nil: deleted
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// Deleted: the connector's routers converge now, the (maybe
+		// thousands of) listening agents through the queue.
+	case err != nil:
+		return plan, nil, err
+	default:
+		plan.Exists, plan.Generation, plan.ReconcileRequest = true, svc.Generation, svc.ReconcileRequest
+		if at, ok := svc.AnsweredRequest(); ok {
+			plan.RequestedAt = at
+		}
+		in, err := tx.PlacementInput(ctx, svc, a.ControlPlane)
+		if err != nil {
+			return plan, nil, err
+		}
+		p, perr := service.Place(in)
+		if perr != nil {
+			plan.Invalid = perr.Error()
+		}
+		if !p.SameSites(svc.Placement) {
+			moved = &p
+		}
+		plan.ConnectorSite, plan.HubSite, plan.Endpoint = p.ConnectorSite, p.HubSite, p.Endpoint
+		placed = &p
+	}
+	reach, err := a.passReach(ctx, tx, name, placed, svc.Tags)
+	plan.Sites, plan.FanoutCount = reach.Sites, len(reach.Fanout)
+	return plan, moved, err
+}
+
+// observePlan records a plan of a pass that ran in the metrics.
+func observePlan(plan reconcile.Plan) {
+	if plan.Exists {
+		metrics.Fanout.Observe(float64(plan.FanoutCount))
+	}
 }
 
 // passReach decides with service.PassReach which routers a pass of the
@@ -133,48 +145,67 @@ const SignalledReconcileMessage = "reconcile requested through a Temporal signal
 // connector and the hub listener are in place, else failed with the reason,
 // which it returns.
 func (a *Activities) FinishService(ctx context.Context, f reconcile.Finish) (string, error) {
-	var recorded bool
-	var msg string
-	err := a.Store.InTx(ctx, func(tx *store.Tx) error {
-		msg = f.Error // from scratch on a retried transaction
-		if msg == "" {
-			written, err := serviceWritten(ctx, tx, f.Service)
-			if err != nil {
-				return err
-			}
-			msg = service.MissingObject(written, f.ConnectorSite, f.HubSite)
-		}
-		status, reason := service.StatusReady, (*string)(nil)
-		if msg != "" {
-			status, reason = service.StatusFailed, &msg
-		}
-		var err error
-		recorded, err = tx.SetServiceStatus(ctx, f.Service, f.Generation, f.ReconcileRequest, status, reason, f.Endpoint, msg != "")
-		if err != nil || !recorded {
-			return err
-		}
-		if f.Fanout {
-			if err := tx.SetFanoutPending(ctx, f.Service, f.Generation); err != nil {
-				return err
-			}
-		}
-		return tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
+	var rec finished
+	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+		rec, err = finish(ctx, tx, f)
+		return err
 	})
-	if err != nil || !recorded {
-		// Not recorded: deleted meanwhile, and the next reconcile cleans
-		// up, or a newer generation's pass follows.
+	if err != nil {
 		return "", err
 	}
-	log := activity.GetLogger(ctx)
+	return rec.report(ctx, f), nil
+}
+
+// finished is what finish recorded: whether it did (not when the service
+// was deleted meanwhile, and the next reconcile cleans up, or a newer
+// generation's pass follows), and the failure's reason ("" when ready).
+type finished struct {
+	recorded bool
+	reason   string
+}
+
+// finish is FinishService's writing in tx.
+func finish(ctx context.Context, tx *store.Tx, f reconcile.Finish) (finished, error) {
+	msg := f.Error
+	if msg == "" {
+		written, err := serviceWritten(ctx, tx, f.Service)
+		if err != nil {
+			return finished{}, err
+		}
+		msg = service.MissingObject(written, f.ConnectorSite, f.HubSite)
+	}
+	status, reason := service.StatusReady, (*string)(nil)
 	if msg != "" {
+		status, reason = service.StatusFailed, &msg
+	}
+	recorded, err := tx.SetServiceStatus(ctx, f.Service, f.Generation, f.ReconcileRequest, status, reason, f.Endpoint, msg != "")
+	if err != nil || !recorded {
+		return finished{}, err
+	}
+	if f.Fanout {
+		if err := tx.SetFanoutPending(ctx, f.Service, f.Generation); err != nil {
+			return finished{}, err
+		}
+	}
+	return finished{recorded: true, reason: msg}, tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
+}
+
+// report logs and counts an outcome once it is committed, and returns the
+// failure it recorded ("" when none).
+func (rec finished) report(ctx context.Context, f reconcile.Finish) string {
+	if !rec.recorded {
+		return ""
+	}
+	log := activity.GetLogger(ctx)
+	if rec.reason != "" {
 		metrics.Reconciles.WithLabelValues(service.StatusFailed).Inc()
-		log.Warn(reconcile.LogPassFailed, "service", f.Service, "generation", f.Generation, "reason", msg)
-		return msg, nil
+		log.Warn(reconcile.LogPassFailed, "service", f.Service, "generation", f.Generation, "reason", rec.reason)
+		return rec.reason
 	}
 	metrics.Reconciles.WithLabelValues(service.StatusReady).Inc()
 	if !f.Since.IsZero() {
 		metrics.ReadyLatency.Observe(time.Since(f.Since).Seconds())
 	}
 	log.Info(reconcile.LogServiceReady, "service", f.Service, "generation", f.Generation)
-	return "", nil
+	return ""
 }

@@ -63,24 +63,33 @@ func (a *Activities) reconcileRouter(ctx context.Context, uuid, only string) (ro
 // passRouter is reconcileRouter's pass; with judge, a changing pass also
 // says whether it repairs the router (Repair).
 func (a *Activities) passRouter(ctx context.Context, uuid, only string, judge bool) (res routerResult, err error) {
-	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
-		var in routerInputs
-		if only == "" {
-			all, err := a.gatherRouters(ctx, tx, []string{uuid})
-			if err != nil {
-				return err
-			}
-			in = all[uuid]
-		} else if in, err = a.gatherService(ctx, tx, uuid, only); err != nil {
-			return err
-		}
-		var w store.RouterWrite
-		if res, w, err = a.routerWrite(ctx, tx, uuid, only, in, judge); err != nil {
-			return err
-		}
-		return tx.WriteRouter(ctx, uuid, w)
+	err = a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+		res, err = a.routerPass(ctx, tx, uuid, only, judge)
+		return err
 	})
 	return res, err
+}
+
+// routerPass is passRouter's pass in tx.
+func (a *Activities) routerPass(ctx context.Context, tx *store.Tx, uuid, only string, judge bool) (routerResult, error) {
+	var in routerInputs
+	if only == "" {
+		all, err := a.gatherRouters(ctx, tx, []string{uuid})
+		if err != nil {
+			return routerResult{}, err
+		}
+		in = all[uuid]
+	} else {
+		var err error
+		if in, err = a.gatherService(ctx, tx, uuid, only); err != nil {
+			return routerResult{}, err
+		}
+	}
+	res, w, err := a.routerWrite(ctx, tx, uuid, only, in, judge)
+	if err != nil {
+		return res, err
+	}
+	return res, tx.WriteRouter(ctx, uuid, w)
 }
 
 // passRouters is a whole-router pass over each of uuids in one
