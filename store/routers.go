@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -27,19 +28,19 @@ func (t *Tx) RouterConfig(ctx context.Context, agentUUID string) ([]byte, error)
 // Router is what a pass over an agent's router starts from: its base
 // document and what of the agent decides the objects it holds.
 type Router struct {
-	Base       []byte `db:"config"`
-	Name       string `db:"name"`
-	RouterMode string `db:"router_mode"`
-	Tags       []string
+	Base       []byte   `db:"config"`
+	Name       string   `db:"name"`
+	RouterMode string   `db:"router_mode"`
+	Tags       []string `db:"-"`
 }
 
 // LockRouters reads agents' routers and holds each whole router's lock
 // (its row's) until the transaction ends, so that a pass over everything
-// a router holds runs alone. It reads them in a few statements and takes
+// a router holds runs alone. It reads them in one statement and takes
 // the locks in uuid order, so that batches never wait on each other in a
 // cycle; an agent with no router is not in the map.
 func (t *Tx) LockRouters(ctx context.Context, agentUUIDs []string) (map[string]Router, error) {
-	return t.routers(ctx, agentUUIDs, t.forUpdate("c"))
+	return t.routers(ctx, agentUUIDs, t.forUpdate("c"), "")
 }
 
 // ShareRouter reads an agent's router for a pass over one service's
@@ -51,22 +52,18 @@ func (t *Tx) LockRouters(ctx context.Context, agentUUIDs []string) (map[string]R
 // SQLite, whose writers run one at a time, it is a plain read.
 func (t *Tx) ShareRouter(ctx context.Context, agentUUID, service string) (Router, error) {
 	if t.dialect != Postgres {
-		return t.router(ctx, agentUUID, "")
+		return t.router(ctx, agentUUID, "", "")
 	}
 	// FOR KEY SHARE conflicts with FOR UPDATE only, not with the version
-	// bump's UPDATE that each pass makes.
-	r, err := t.router(ctx, agentUUID, ` FOR KEY SHARE OF c`)
-	if err != nil {
-		return r, err
-	}
-	// The two-key form: its keys never meet AllocateBridgePort's one-key lock.
-	_, err = t.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, agentUUID, service)
-	return r, err
+	// bump's UPDATE that each pass makes. The service's lock is taken as
+	// the row is read, before its row lock: no pass takes them the other
+	// way round, and a whole-router pass takes none.
+	return t.router(ctx, agentUUID, ` FOR KEY SHARE OF c`, service)
 }
 
-// router reads an agent's router with the row lock lock takes.
-func (t *Tx) router(ctx context.Context, agentUUID, lock string) (Router, error) {
-	rs, err := t.routers(ctx, []string{agentUUID}, lock)
+// router reads an agent's router as routers does.
+func (t *Tx) router(ctx context.Context, agentUUID, lock, service string) (Router, error) {
+	rs, err := t.routers(ctx, []string{agentUUID}, lock, service)
 	r, ok := rs[agentUUID]
 	if err == nil && !ok {
 		err = ErrNotFound
@@ -74,42 +71,39 @@ func (t *Tx) router(ctx context.Context, agentUUID, lock string) (Router, error)
 	return r, err
 }
 
-// routers reads agents' routers, in uuid order, with the row locks lock
-// takes.
-func (t *Tx) routers(ctx context.Context, agentUUIDs []string, lock string) (map[string]Router, error) {
+// routers reads agents' routers with their tags, in uuid order, with the
+// row locks lock takes and, when service is set (PostgreSQL), the lock of
+// that service on each router.
+func (t *Tx) routers(ctx context.Context, agentUUIDs []string, lock, service string) (map[string]Router, error) {
 	out := make(map[string]Router, len(agentUUIDs))
 	if len(agentUUIDs) == 0 {
 		return out, nil
 	}
+	cols := `c.agent_uuid, c.config, a.name, a.router_mode, ` + t.tagsOf("agent_tags", "agent_uuid", "c.agent_uuid") + ` AS tags`
+	var args []any
+	if service != "" {
+		// The two-key form: its keys never meet AllocateBridgePort's one-key lock.
+		cols += `, pg_advisory_xact_lock(hashtext(c.agent_uuid), hashtext(?)) IS NULL AS locked`
+		args = append(args, service)
+	}
+	query, args, err := t.in(`SELECT `+cols+` FROM router_configs c
+		JOIN agents a ON a.uuid = c.agent_uuid WHERE c.agent_uuid IN (?) ORDER BY c.agent_uuid`+lock, append(args, agentUUIDs)...)
+	if err != nil {
+		return nil, err
+	}
 	var rows []struct {
 		Agent string `db:"agent_uuid"`
 		Router
-	}
-	query, args, err := t.in(`SELECT c.agent_uuid, c.config, a.name, a.router_mode FROM router_configs c
-		JOIN agents a ON a.uuid = c.agent_uuid WHERE c.agent_uuid IN (?) ORDER BY c.agent_uuid`+lock, agentUUIDs)
-	if err != nil {
-		return nil, err
+		TagList []byte `db:"tags"`
+		Locked  bool   `db:"locked"`
 	}
 	if err := t.sel(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
-	var tags []struct {
-		Agent string `db:"agent_uuid"`
-		Tag   string `db:"tag"`
-	}
-	query, args, err = t.in(`SELECT agent_uuid, tag FROM agent_tags WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`, agentUUIDs)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.sel(ctx, &tags, query, args...); err != nil {
-		return nil, err
-	}
-	byAgent := map[string][]string{}
-	for _, g := range tags {
-		byAgent[g.Agent] = append(byAgent[g.Agent], g.Tag)
-	}
 	for _, r := range rows {
-		r.Router.Tags = byAgent[r.Agent]
+		if err := json.Unmarshal(r.TagList, &r.Router.Tags); err != nil {
+			return nil, fmt.Errorf("agent %s: its tags: %w", r.Agent, err)
+		}
 		out[r.Agent] = r.Router
 	}
 	return out, nil

@@ -107,7 +107,7 @@ func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
 
 // GetService returns one service, read with its tags in one statement.
 func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
-	svcs, err := t.scanServicesTags(ctx, 1, true, `SELECT `+serviceCols+`, `+t.tagsOf("services.name")+` FROM services WHERE name = ?`, name)
+	svcs, err := t.scanServicesTags(ctx, 1, true, `SELECT `+serviceCols+`, `+t.tagsOf("service_tags", "service_name", "services.name")+` FROM services WHERE name = ?`, name)
 	if err == nil && len(svcs) == 0 {
 		err = ErrNotFound
 	}
@@ -168,14 +168,15 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 	return mapErr(rows.Err())
 }
 
-// tagsOf selects the tags of the service named by the column col, in
-// their order, as a JSON array: one service's row and its tags in one
-// statement.
-func (t *Tx) tagsOf(col string) string {
+// tagsOf selects the tags (of table, a service's or an agent's) whose
+// owner, the column key, is the column col, in their order, as a JSON
+// array: a row and its tags in one statement.
+func (t *Tx) tagsOf(table, key, col string) string {
+	from := ` FROM ` + table + ` WHERE ` + key + ` = ` + col
 	if t.dialect == Postgres {
-		return `COALESCE((SELECT json_agg(tag ORDER BY position) FROM service_tags WHERE service_name = ` + col + `), '[]')`
+		return `COALESCE((SELECT json_agg(tag ORDER BY position)` + from + `), '[]')`
 	}
-	return `(SELECT json_group_array(tag ORDER BY position) FROM service_tags WHERE service_name = ` + col + `)`
+	return `(SELECT json_group_array(tag ORDER BY position)` + from + `)`
 }
 
 // tagsOfRange is readTags's query (arguments the first and last name).
