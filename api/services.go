@@ -253,18 +253,18 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			// From spec on every attempt: a retried transaction must not start
 			// from what a failed one resolved or read back.
 			svc = service.Service{Spec: spec}
-			if _, err := tx.GetService(ctx, spec.Name); err == nil {
-				return conflict("Service with name %s already exists", spec.Name)
-			}
 			placement, err := s.resolve(ctx, tx, &svc.Spec)
+			if err == nil {
+				svc.BridgePort, err = s.bridgePort(ctx, tx, requested)
+			}
 			if err != nil {
+				// A taken name is the answer whatever else is wrong; a
+				// create that goes through learns it from its insert.
+				if _, gerr := tx.GetService(ctx, spec.Name); gerr == nil {
+					return conflict("Service with name %s already exists", spec.Name)
+				}
 				return err
 			}
-			port, err := s.bridgePort(ctx, tx, requested)
-			if err != nil {
-				return err
-			}
-			svc.BridgePort = port
 			svc = svc.WithPlacement(placement, s.ControlPlane)
 			// InsertService sets svc as stored, so the answer equals a
 			// later GET.

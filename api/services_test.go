@@ -491,6 +491,7 @@ func TestServiceRejectsBadRequests(t *testing.T) {
 			// either endpoint.
 			{"duplicate name", remote, create(svcBody(ext, "name", "checkout")), 409, duplicate, "Service with name checkout already exists"},
 			{"duplicate name on kubernetes", kube, create(svcBody(ext, "name", "lb", "servicePort", 443, "k8sType", "ClusterIP")), 409, duplicate, "Service with name lb already exists"},
+			{"duplicate name with an unknown agent", remote, create(svcBody(agent, "name", "checkout", "resource", "nope")), 409, duplicate, "Service with name checkout already exists"},
 			{"duplicate name by YAML", remote, createYAML(yamlDoc([]string{"name: vendor"}, extSpec)), 409, duplicate, "Service with name vendor already exists"},
 
 			// Bodies.
