@@ -35,7 +35,9 @@
 #        PORT_BASE=27300 PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres OUT=dir
 #        PROMETHEUS_ENDPOINT=127.0.0.1:27396 PPROF_PORT=27395
 #                         # reach the Temporal server (its image's settings):
-#                         # its metrics on /metrics, its /debug/pprof
+#                         # its metrics on /metrics (by default on
+#                         # PORT_BASE + 9: each round reports its history
+#                         # events and fetches), its /debug/pprof
 # Needs PostgreSQL (trusted local user, psql), jq, and the 41 ports from
 # PORT_BASE free (below 32768: Temporal keeps its ports in a smallint).
 # Logs, bench lines and per-process CPU are kept in $OUT (printed).
@@ -125,7 +127,21 @@ pg_backends() {
 # from cpu_begin to cpu_end, printed as a report; its last line is
 # svcbridge's own CPU (api, worker and their backends) over Temporal's
 # (the server and its backends), the ratio docs/performance.md tracks.
+# temporal_stats: what the round's Temporal server counted so far, from its
+# /metrics: workflows completed, their history events, and the history
+# fetches and signals its frontend answered (workers fetch a history
+# again when a task finds the workflow evicted from their cache).
+temporal_stats() {
+  curl -fsS "$temporal_metrics/metrics" 2>/dev/null | awk '
+    $1 ~ /^history_count_sum\{/ && /operation="CompletionStats"/ { events += $NF }
+    $1 ~ /^history_count_count\{/ && /operation="CompletionStats"/ { done += $NF }
+    $1 ~ /^service_requests\{/ && /service_name="frontend"/ && /operation="GetWorkflowExecutionHistory"/ { fetches += $NF }
+    $1 ~ /^service_requests\{/ && /service_name="frontend"/ && /operation="Signal(WithStart)?WorkflowExecution"/ { signals += $NF }
+    END { printf "%d %d %d %d\n", done, events, fetches, signals }'
+}
+
 cpu_begin() {
+  stats0=$(temporal_stats)
   declare -gA cpu0=()
   local e
   for e in "${pids[@]}" $(pg_backends "$DB" "${DB}_temporal" "${DB}_temporal_visibility"); do
@@ -150,6 +166,11 @@ cpu_end() {
     esac
   done
   echo "  the machine (all of it, PostgreSQL and the bench included) $(awk -v a="$busy0" -v b="$(busy_s)" 'BEGIN { printf "%.1f", b - a }') of $(($(nproc) * (SECONDS - started))) s"
+  # shellcheck disable=SC2086 # two lists of four numbers
+  awk -v a="$stats0" -v b="$(temporal_stats)" 'BEGIN { split(a, x, " "); split(b, y, " ")
+    done = y[1] - x[1]; signals = y[4] - x[4]
+    printf "  Temporal: %d workflows completed, %.1f history events each; %d history fetches, %.0f per 1,000 signals\n",
+      done, (done > 0 ? (y[2] - x[2]) / done : 0), y[3] - x[3], (signals > 0 ? (y[3] - x[3]) * 1000 / signals : 0) }'
   echo "  svcbridge's own (api, worker, pg-$DB) $own over Temporal's (temporal, pg-${DB}_temporal*) $temporal: $(awk -v a="$own" -v b="$temporal" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
 }
 
@@ -188,7 +209,9 @@ round() {
   # docker-compose.yml's temporal service (the image's entrypoint, its
   # environment), on the host's loopback.
   log "round $tag: Temporal server on $frontend"
-  start "temporal-$tag" env DB=postgres12_pgx DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
+  local prometheus=${PROMETHEUS_ENDPOINT:-127.0.0.1:$((p + 9))}
+  temporal_metrics=http://$prometheus
+  start "temporal-$tag" env PROMETHEUS_ENDPOINT="$prometheus" DB=postgres12_pgx DB_PORT="$PGPORT" POSTGRES_SEEDS="$PGHOST" POSTGRES_USER="$PGUSER" POSTGRES_PWD='' \
     BIND_ON_IP=127.0.0.1 DBNAME="${DB}_temporal" VISIBILITY_DBNAME="${DB}_temporal_visibility" \
     SQL_MAX_CONNS=10 SQL_MAX_IDLE_CONNS=10 SQL_VIS_MAX_CONNS=5 SQL_VIS_MAX_IDLE_CONNS=5 \
     NUM_HISTORY_SHARDS="${NUM_HISTORY_SHARDS:-4}" \
@@ -305,15 +328,19 @@ if [ "$SCENARIO" = ratio ]; then
   echo
   echo "svcbridge (1 api + 1 worker) beside Temporal alone, $N services each, interleaved ($(nproc) cores; $OUT):"
   echo
-  echo "| pair | floor's fill | svcbridge's fill | over the floor's | POST p99 | statements / transactions per service | svcbridge's own CPU over Temporal's | Temporal's CPU: floor, svcbridge | load average |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| pair | floor's fill | svcbridge's fill | over the floor's | POST p99 | statements / transactions per service | history events per workflow: floor, svcbridge | history fetches per 1,000 signals | svcbridge's own CPU over Temporal's | Temporal's CPU: floor, svcbridge | load average |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   for i in $(seq "${PAIRS:-2}"); do
     floor=$(jq -r .fill_rate_per_s "$OUT/floor-$i.jsonl")
     own=$(tail -n 1 "$OUT/cpu-1x1-$i.txt" | awk '{ print $NF }')
     tf=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-floor-$i.txt")
     ts=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-1x1-$i.txt")
-    jq -r --arg i "$i" --arg floor "$floor" --arg own "$own" --arg t "$tf, $ts s" 'select(.step > 0) |
-      "| \($i) | \($floor) /s | \(.fill_rate_per_s) /s | \((.fill_rate_per_s / ($floor | tonumber) * 100 | round) / 100) | \(.post_p99_ms) ms | \(.statements_per_service) / \(.transactions_per_service) | \($own) | \($t) | \(.load) |"' "$OUT/scale-1x1-$i.jsonl"
+    # (the "Temporal:" line of cpu_end: events each is its 5th field, fetches per 1,000 signals its 12th)
+    hf=$(awk '$1 == "Temporal:" { print $5 }' "$OUT/cpu-floor-$i.txt")
+    hs=$(awk '$1 == "Temporal:" { print $5 }' "$OUT/cpu-1x1-$i.txt")
+    fetches=$(awk '$1 == "Temporal:" { print $12 }' "$OUT/cpu-1x1-$i.txt")
+    jq -r --arg i "$i" --arg floor "$floor" --arg own "$own" --arg t "$tf, $ts s" --arg h "$hf, $hs" --arg f "$fetches" 'select(.step > 0) |
+      "| \($i) | \($floor) /s | \(.fill_rate_per_s) /s | \((.fill_rate_per_s / ($floor | tonumber) * 100 | round) / 100) | \(.post_p99_ms) ms | \(.statements_per_service) / \(.transactions_per_service) | \($h) | \($f) | \($own) | \($t) | \(.load) |"' "$OUT/scale-1x1-$i.jsonl"
   done
   echo
   cat "$OUT"/cpu-*.txt
