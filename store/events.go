@@ -57,70 +57,65 @@ func (t *Tx) RecordEvent(ctx context.Context, e Event) error {
 // recordEvents records es, each of another service and at most 500 (an
 // IN list's worth), as RecordEvent records one, in the same few
 // statements however many they are: a change that asks thousands of
-// services to reconcile records their events at the cost of a few.
+// services to reconcile records their events at the cost of a few. On
+// PostgreSQL that is two: the services' locks, then one statement that
+// reads their newest events, counts the repeats, adds the rest and drops
+// the oldest.
 func (t *Tx) recordEvents(ctx context.Context, es []Event) error {
 	names := make([]string, len(es))
+	rows := make([]string, len(es))
+	var input []any
 	for i, e := range es {
 		names[i] = e.Service
+		rows[i] = `(?, ?, ?, ?, CAST(? AS BIGINT))`
+		input = append(input, e.Service, e.Type, e.Reason, e.Message, e.Generation)
 	}
+	// e: the events to record; n: their services' newest events.
+	with := `WITH e (service_name, type, reason, message, generation) AS (VALUES ` + strings.Join(rows, ", ") + `),
+		n AS (SELECT x.service_name, x.seq, x.type, x.reason, x.message, x.generation
+			FROM service_events x JOIN e ON x.service_name = e.service_name WHERE x.seq = ` + newestSeq("x") + `)`
+	repeat := `UPDATE service_events SET count = count + 1, last_at = ?
+		WHERE (service_name, seq) IN (SELECT n.service_name, n.seq FROM n JOIN e ON n.service_name = e.service_name WHERE ` + sameEvent + `)`
+	add := `INSERT INTO service_events (` + eventCols + `)
+		SELECT e.service_name, COALESCE(n.seq, 0) + 1, e.type, e.reason, e.message, e.generation, 1, ?, ?
+		FROM e LEFT JOIN n ON n.service_name = e.service_name WHERE n.seq IS NULL OR NOT (` + sameEvent + `)`
+	ts := now()
 	if t.dialect == Postgres {
 		// Two transactions numbering the same service's events queue here
 		// rather than collide on (service_name, seq); other services' do
 		// not. The keys are taken in their order, so that two transactions
-		// taking several cannot each wait for the other's.
+		// taking several cannot each wait for the other's. The statement
+		// after it reads what the lock waited for: one statement cannot.
 		if _, err := t.exec(ctx, `SELECT COUNT(pg_advisory_xact_lock(7366726, k))
 			FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(CAST(? AS text[])) AS n ORDER BY k) locks`, pq.Array(names)); err != nil {
 			return err
 		}
-	}
-	q, args, err := t.in(`SELECT `+eventCols+` FROM service_events e WHERE service_name IN (?) AND seq = `+newestSeq("e"), names)
-	var newest []Event
-	if err == nil {
-		err = t.sel(ctx, &newest, q, args...)
-	}
-	if err != nil {
-		return err
-	}
-	last := make(map[string]Event, len(newest))
-	for _, n := range newest {
-		last[n.Service] = n
-	}
-	ts := now()
-	var repeats, full []string // full: services with more than EventsPerService events now
-	var rows []string
-	var values []any
-	for _, e := range es {
-		n, ok := last[e.Service]
-		if ok && sameEvent(n, e) {
-			repeats = append(repeats, e.Service)
-			continue
-		}
-		seq := n.Seq + 1 // seqs start at 1
-		rows = append(rows, `(?, ?, ?, ?, ?, ?, 1, ?, ?)`)
-		values = append(values, e.Service, seq, e.Type, e.Reason, e.Message, e.Generation, ts, ts)
-		if seq > EventsPerService {
-			full = append(full, e.Service)
-		}
-	}
-	if len(rows) > 0 {
-		if err := t.write(ctx, `INSERT INTO service_events (`+eventCols+`) VALUES `+strings.Join(rows, ", "), values...); err != nil {
+		// Its parts read one snapshot: the repeats and the additions are
+		// told apart by the same newest events, and the oldest dropped
+		// are those before an added one's seq.
+		var xids []int64
+		if err := t.sel(ctx, &xids, with+`,
+			repeated AS (`+repeat+` RETURNING 1),
+			added AS (`+add+` RETURNING service_name, seq),
+			dropped AS (DELETE FROM service_events x USING added a
+				WHERE x.service_name = a.service_name AND x.seq <= a.seq - ?)
+			SELECT txid_current()`, append(input, ts, ts, ts, EventsPerService)...); err != nil {
 			return err
 		}
-	}
-	if len(repeats) > 0 {
-		if q, args, err = t.in(`UPDATE service_events SET count = count + 1, last_at = ?
-			WHERE service_name IN (?) AND seq = `+newestSeq("service_events"), ts, repeats); err == nil {
-			err = t.write(ctx, q, args...)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if len(full) == 0 {
+		t.xid = xids[0]
 		return nil
 	}
-	if q, args, err = t.in(`DELETE FROM service_events WHERE service_name IN (?) AND seq <= `+newestSeq("service_events")+` - ?`,
-		full, EventsPerService); err == nil {
+	// SQLite runs one writer at a time, and each statement reads what the
+	// one before it wrote.
+	if _, err := t.exec(ctx, with+` `+repeat, append(input, ts)...); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, with+` `+add, append(input, ts, ts)...); err != nil {
+		return err
+	}
+	q, args, err := t.in(`DELETE FROM service_events WHERE service_name IN (?) AND seq <= `+newestSeq("service_events")+` - ?`,
+		names, EventsPerService)
+	if err == nil {
 		_, err = t.exec(ctx, q, args...)
 	}
 	return err
@@ -132,11 +127,10 @@ func newestSeq(events string) string {
 	return `(SELECT MAX(m.seq) FROM service_events m WHERE m.service_name = ` + events + `.service_name)`
 }
 
-// sameEvent reports whether e repeats newest (a retry failing alike, a
-// resync finding the service ready again): counted, not added.
-func sameEvent(newest, e Event) bool {
-	return newest.Type == e.Type && newest.Reason == e.Reason && newest.Message == e.Message && newest.Generation == e.Generation
-}
+// sameEvent is true when the event e repeats its service's newest n (a
+// retry failing alike, a resync finding the service ready again): it is
+// counted, not added.
+const sameEvent = `n.type = e.type AND n.reason = e.reason AND n.message = e.message AND n.generation = e.generation`
 
 const eventCols = `service_name, seq, type, reason, message, generation, count, first_at, last_at`
 

@@ -52,6 +52,10 @@ func TestReconcileRequestsRecordTheirCause(t *testing.T) {
 			t.Errorf("a service that does not exist got events: %q", summary(es))
 		}
 
+		// s002 had another event since: the same change is new to it.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			return tx.RecordEvent(ctx, event("s002", store.ReasonUpdated, "between"))
+		})
 		request(cause) // the same change again: counted
 		request("")    // counted on the service, no event
 		for _, name := range []string{"s001", "s501"} {
@@ -59,6 +63,10 @@ func TestReconcileRequestsRecordTheirCause(t *testing.T) {
 			if want := []string{name + " ReconcileRequested " + cause + " x2"}; fmt.Sprint(summary(es)) != fmt.Sprint(want) {
 				t.Errorf("events of %s: %q, want %q", name, summary(es), want)
 			}
+		}
+		want := []string{"s002 ReconcileRequested " + cause + " x1", "s002 Updated between x1", "s002 ReconcileRequested " + cause + " x1"}
+		if es := listEvents(t, s, "s002", nil, 0); fmt.Sprint(summary(es)) != fmt.Sprint(want) {
+			t.Errorf("events of s002: %q, want %q", summary(es), want)
 		}
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			svc, err := tx.GetService(ctx, "s501")
