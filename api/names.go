@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -23,6 +24,9 @@ import (
 // routers' reports it shows (routers).
 type nameRefs struct {
 	agents, microservices, routers []string
+	// known are agents' names the caller read already (uuid -> name),
+	// which are not read again.
+	known map[string]string
 }
 
 func (r *nameRefs) service(svc service.Service) {
@@ -63,9 +67,11 @@ type names struct {
 func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) {
 	var n names
 	var err error
-	if n.agents, err = tx.AgentNames(ctx, distinct(refs.agents)); err != nil {
+	unknown := slices.DeleteFunc(distinct(refs.agents), func(u string) bool { _, ok := refs.known[u]; return ok })
+	if n.agents, err = tx.AgentNames(ctx, unknown); err != nil {
 		return n, err
 	}
+	maps.Copy(n.agents, refs.known)
 	if n.microservices, err = tx.MicroserviceNames(ctx, distinct(refs.microservices)); err != nil {
 		return n, err
 	}

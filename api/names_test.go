@@ -37,8 +37,10 @@ func TestAnswersNameWhatTheyReferTo(t *testing.T) {
 		if one.Resource != f.plantA.UUID || one.DefaultBridge != f.core.UUID {
 			t.Errorf("ssh's resource %s and defaultBridge %s, want the uuids the reference answers", one.Resource, one.DefaultBridge)
 		}
-		if pl := one.Placement; pl.ConnectorAgent != f.plantA.UUID || pl.ConnectorAgentName != "plant-a" || pl.HubAgent != f.core.UUID || pl.HubAgentName != "core" {
-			t.Errorf("ssh's placement %+v, want plant-a and core by uuid and name", pl)
+		for what, s := range map[string]named{"create's answer": created, "GET": one} {
+			if pl := s.Placement; pl.ConnectorAgent != f.plantA.UUID || pl.ConnectorAgentName != "plant-a" || pl.HubAgent != f.core.UUID || pl.HubAgentName != "core" {
+				t.Errorf("ssh's placement in its %s %+v, want plant-a and core by uuid and name", what, pl)
+			}
 		}
 
 		type agent struct {

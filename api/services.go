@@ -37,7 +37,13 @@ func (s *Server) serviceView(ctx context.Context, svc service.Service, n names) 
 
 // serviceNames reads the names of what svcs refer to.
 func serviceNames(ctx context.Context, tx *store.Tx, svcs ...service.Service) (names, error) {
-	var refs nameRefs
+	return serviceNamesKnowing(ctx, tx, nil, svcs...)
+}
+
+// serviceNamesKnowing is serviceNames of a caller that read the names of
+// the agents known already.
+func serviceNamesKnowing(ctx context.Context, tx *store.Tx, known map[string]string, svcs ...service.Service) (names, error) {
+	refs := nameRefs{known: known}
 	for _, svc := range svcs {
 		refs.service(svc)
 	}
@@ -253,7 +259,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			// From spec on every attempt: a retried transaction must not start
 			// from what a failed one resolved or read back.
 			svc = service.Service{Spec: spec}
-			placement, err := s.resolve(ctx, tx, &svc.Spec)
+			placement, held, err := s.resolve(ctx, tx, &svc.Spec)
 			if err == nil {
 				svc.BridgePort, err = s.bridgePort(ctx, tx, requested)
 			}
@@ -271,7 +277,7 @@ func (s *Server) createService(c *gin.Context, p service.Patch) {
 			if err := tx.InsertService(ctx, &svc); err != nil {
 				return err
 			}
-			if n, err = serviceNames(ctx, tx, svc); err != nil {
+			if n, err = serviceNamesKnowing(ctx, tx, held, svc); err != nil {
 				return err
 			}
 			if err := tx.RecordEvent(ctx, store.Event{Service: svc.Name, Type: store.EventNormal, Reason: store.ReasonCreated,
@@ -417,7 +423,7 @@ func (s *Server) updateService(c *gin.Context, p service.Patch, desired func(ser
 		if err := service.Validate(spec, s.ControlPlane); err != nil {
 			return err
 		}
-		placement, err := s.resolve(ctx, tx, &spec)
+		placement, _, err := s.resolve(ctx, tx, &spec)
 		if err != nil {
 			return err
 		}
@@ -533,8 +539,8 @@ func (s *Server) reconcileService(c *gin.Context) {
 // resource and defaultBridge to the uuids they are stored as. It only turns
 // the names into uuids: what service.Place decides from is read by the
 // store's one placement loader, as a reconcile reads it. It returns where
-// the service's objects will go.
-func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) (service.Placement, error) {
+// the service's objects will go, and the names of the agents it holds.
+func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) (service.Placement, map[string]string, error) {
 	switch spec.Type {
 	case service.TypeMicroservice:
 		uuid, err := tx.MicroserviceUUID(ctx, spec.Resource)
@@ -543,19 +549,19 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 			if strings.Contains(spec.Resource, "/") {
 				kind = "NAME"
 			}
-			return service.Placement{}, badRequest("Invalid microservice %s '%s'", kind, spec.Resource)
+			return service.Placement{}, nil, badRequest("Invalid microservice %s '%s'", kind, spec.Resource)
 		}
 		if err != nil {
-			return service.Placement{}, err
+			return service.Placement{}, nil, err
 		}
 		spec.Resource = uuid
 	case service.TypeAgent:
 		uuid, err := tx.AgentUUID(ctx, spec.Resource)
 		if errors.Is(err, store.ErrNotFound) {
-			return service.Placement{}, badRequest("Invalid ioFog UUID '%s'", spec.Resource)
+			return service.Placement{}, nil, badRequest("Invalid ioFog UUID '%s'", spec.Resource)
 		}
 		if err != nil {
-			return service.Placement{}, err
+			return service.Placement{}, nil, err
 		}
 		spec.Resource = uuid
 	}
@@ -567,32 +573,33 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 		if err == nil {
 			svc.DefaultBridge = uuid
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return service.Placement{}, err
+			return service.Placement{}, nil, err
 		}
 	}
 	in, err := tx.PlacementInput(ctx, svc, s.ControlPlane)
 	if err != nil {
-		return service.Placement{}, err
+		return service.Placement{}, nil, err
 	}
 	p, err := service.Place(in)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	// What the service will refer to may not be deleted before this
 	// commits (store.HoldAgents): gone meanwhile, it is as if never found.
 	if spec.Type == service.TypeMicroservice {
 		if err := tx.HoldMicroservice(ctx, spec.Resource); errors.Is(err, store.ErrNotFound) {
-			return p, badRequest("Invalid microservice UUID '%s'", spec.Resource)
+			return p, nil, badRequest("Invalid microservice UUID '%s'", spec.Resource)
 		} else if err != nil {
-			return p, err
+			return p, nil, err
 		}
 	}
-	if err := tx.HoldAgents(ctx, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent); errors.Is(err, store.ErrNotFound) {
-		return p, conflict("An agent service %s needs was deleted meanwhile; retry", spec.Name)
+	held, err := tx.HoldAgents(ctx, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, nil, conflict("An agent service %s needs was deleted meanwhile; retry", spec.Name)
 	} else if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	// Placed, a custom bridge was found: it is stored by uuid.
 	spec.DefaultBridge = svc.DefaultBridge
-	return p, nil
+	return p, held, nil
 }

@@ -12,38 +12,35 @@ import "context"
 // one at a time: there the holds are plain reads.
 
 // HoldAgents keeps agents (uuids; "" is skipped) from being deleted until
-// the transaction ends; ErrNotFound when one is gone.
-func (t *Tx) HoldAgents(ctx context.Context, uuids ...string) error {
+// the transaction ends and returns their names (uuid -> name), which an
+// answer about what holds them shows; ErrNotFound when one is gone.
+func (t *Tx) HoldAgents(ctx context.Context, uuids ...string) (map[string]string, error) {
 	return t.hold(ctx, "agents", uuids)
 }
 
 // HoldMicroservice keeps a microservice from being deleted until the
 // transaction ends; ErrNotFound when it is gone.
 func (t *Tx) HoldMicroservice(ctx context.Context, uuid string) error {
-	return t.hold(ctx, "microservices", []string{uuid})
+	_, err := t.hold(ctx, "microservices", []string{uuid})
+	return err
 }
 
-func (t *Tx) hold(ctx context.Context, table string, uuids []string) error {
+// hold holds the rows of table whose uuids are given and returns their
+// names by uuid.
+func (t *Tx) hold(ctx context.Context, table string, uuids []string) (map[string]string, error) {
 	want := distinctNonEmpty(uuids)
 	if len(want) == 0 {
-		return nil
+		return map[string]string{}, nil
 	}
 	lock := ""
 	if t.dialect == Postgres {
 		lock = " FOR KEY SHARE"
 	}
-	query, args, err := t.in(`SELECT uuid FROM `+table+` WHERE uuid IN (?)`+lock, want)
-	if err != nil {
-		return err
+	held, err := t.namesOf(ctx, `SELECT uuid, name FROM `+table+` WHERE uuid IN (?)`+lock, want)
+	if err == nil && len(held) < len(want) {
+		err = ErrNotFound
 	}
-	var held []string
-	if err := t.sel(ctx, &held, query, args...); err != nil {
-		return err
-	}
-	if len(held) < len(want) {
-		return ErrNotFound
-	}
-	return nil
+	return held, err
 }
 
 // LockForDelete locks the agent or microservice (table "agents" or
