@@ -104,9 +104,6 @@ func (o *oneTx) Kube(string) (*string, error) { return nil, errOwnSteps }
 func (o *oneTx) Finish(f reconcile.Finish) (string, error) {
 	rec, err := finish(o.ctx, o.tx, f)
 	o.committed = append(o.committed, func() { rec.report(o.ctx, f) })
-	if !rec.recorded {
-		return "", err
-	}
 	return rec.reason, err
 }
 func (o *oneTx) Queue(string, []string) error {

@@ -158,7 +158,8 @@ func (a *Activities) FinishService(ctx context.Context, f reconcile.Finish) (str
 
 // finished is what finish recorded: whether it did (not when the service
 // was deleted meanwhile, and the next reconcile cleans up, or a newer
-// generation's pass follows), and the failure's reason ("" when ready).
+// generation's pass follows), and the failure's reason ("" when ready or
+// not recorded).
 type finished struct {
 	recorded bool
 	reason   string
