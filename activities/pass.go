@@ -51,11 +51,10 @@ func (l *leavingFanout) Queue(string, []string) error {
 // routers and the outcome in one commit, where the steps take three. It
 // commits only a pass that found nothing wrong (ok); any failure rolls it
 // back, and the caller runs the pass step by step, each step committing
-// what it did and the failure recorded on its own. The price: a router's
-// version lock (store.WriteRouter) is held to this commit, the finish's
-// statements included, so passes of other services on one router (a hub
-// in a burst) wait for each other a few statements longer than when each
-// router had a transaction of its own.
+// what it did and the failure recorded on its own. A router's version
+// lock is still taken only with the transaction's last writes
+// (store.WriteRouter): passes of other services on one router wait for
+// each other no longer than when each router had a transaction of its own.
 func (a *Activities) passInOneTx(ctx context.Context, name string) (out reconcile.Outcome, ok bool) {
 	var steps *oneTx
 	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {

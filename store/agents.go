@@ -211,7 +211,7 @@ func (t *Tx) writeSite(ctx context.Context, uuid string) error {
 	if err != nil || !changed {
 		return nil
 	}
-	_, err = t.routersChanged(ctx, map[string][]byte{uuid: doc})
+	_, err = t.routersChanged(ctx, map[string][]byte{uuid: doc}, nil)
 	return err
 }
 

@@ -192,10 +192,11 @@ type RouterWrite struct {
 
 // WriteRouter stores what a pass changes on an agent's router;
 // ErrNotFound when a change finds no router. A change takes the router's
-// row lock, which numbers the agent's changes in commit order, with its
-// last statements but one: passes of other services on the router (a
-// hub during a burst of creates) wait for each other only from there to
-// their commit.
+// row lock, which numbers the agent's changes in commit order, with the
+// transaction's last writes (bumpLast) unless it rewrites the base:
+// passes of other services on the router (a hub during a burst of
+// creates) wait for each other only from there to their commit, however
+// much their transactions do after the write.
 func (t *Tx) WriteRouter(ctx context.Context, agentUUID string, w RouterWrite) error {
 	return t.WriteRouters(ctx, map[string]RouterWrite{agentUUID: w})
 }
@@ -218,12 +219,17 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 		}
 	}
 	// The change that makes each agent's writes visible (distribution.go).
+	// One that keeps the base takes its lock last (bumpLast), just before
+	// the commit; its entries are numbered then.
 	changed := map[string][]byte{}
+	var later []string
 	seqs := map[string]int64{}
 	for _, u := range agents {
 		switch w := writes[u]; {
-		case w.Changed || w.Base != nil:
+		case w.Base != nil:
 			changed[u] = w.Base
+		case w.Changed:
+			later = append(later, u)
 		case len(w.Write) > 0:
 			seq, err := t.changeSeq(ctx, u)
 			if err != nil {
@@ -232,7 +238,7 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 			seqs[u] = seq
 		}
 	}
-	bumped, err := t.routersChanged(ctx, changed)
+	bumped, err := t.routersChanged(ctx, changed, nil)
 	if err != nil {
 		return err
 	}
@@ -252,7 +258,33 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 	if err := t.upsertEntries(ctx, rewritten, `, written_at = excluded.written_at, change_seq = excluded.change_seq, acknowledged_at = NULL`); err != nil {
 		return err
 	}
-	return t.upsertEntries(ctx, kept, ``)
+	if err := t.upsertEntries(ctx, kept, ``); err != nil {
+		return err
+	}
+	if len(later) > 0 {
+		t.touch(changeVersions, later...) // notified before the last writes run
+		t.last = append(t.last, func() error { return t.bumpLast(ctx, later, writes) })
+	}
+	return nil
+}
+
+// bumpLast records the change of the agents' documents whose entries
+// WriteRouters wrote unnumbered (change seq 0): their versions and change
+// flags, whose row locks every change of those agents waits for, so that
+// it is the transaction's last write (passes of other services on a hub
+// wait for each other only from here to their commit), and the entries'
+// change seq.
+func (t *Tx) bumpLast(ctx context.Context, agents []string, writes map[string]RouterWrite) error {
+	bases := make(map[string][]byte, len(agents)) // each nil: its base kept
+	var number []any
+	for _, u := range agents {
+		bases[u] = nil
+		for _, h := range writes[u].Write {
+			number = append(number, u, h.Kind, h.Service)
+		}
+	}
+	_, err := t.routersChanged(ctx, bases, number)
+	return err
 }
 
 // entry is an object to store on an agent's router, written by change seq.
@@ -295,9 +327,10 @@ func (t *Tx) upsertEntries(ctx context.Context, entries []entry, onConflict stri
 
 // routersChanged records that the documents agents pull changed (and
 // stores each one's base unless nil): a new version (its ETag) and the
-// raised microserviceConfig flag. It returns each change's sequence, by
-// agent; ErrNotFound when one has no router.
-func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte) (map[string]int64, error) {
+// raised microserviceConfig flag, and numbers by it the entries of number
+// (agent, kind, service, each) still unnumbered. It returns each change's
+// sequence, by agent; ErrNotFound when one has no router.
+func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte, number []any) (map[string]int64, error) {
 	seqs := make(map[string]int64, len(bases))
 	if len(bases) == 0 {
 		return seqs, nil
@@ -315,19 +348,32 @@ func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte) (map[s
 	}
 	if t.dialect == Postgres {
 		// One statement, which also learns the transaction's id for the
-		// commit (see Store.inTx): the row locks it takes are held for one
-		// round trip less each.
+		// commit (see Store.inTx) and numbers the entries when they fit in
+		// it: the row locks it takes are held for a round trip less each.
 		var rows []struct {
 			Agent string `db:"agent_uuid"`
 			Seq   int64  `db:"last_updated"`
 			XID   int64  `db:"xid"`
 		}
+		numbered, numberArgs := "", []any(nil)
+		if len(number) <= 3*entriesPerInsert {
+			numbered = `, numbered AS (UPDATE router_entries e SET change_seq = f.last_updated
+				FROM flagged f, (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(number)/3), ",") + `) AS k (agent_uuid, kind, service_name)
+				WHERE f.agent_uuid = k.agent_uuid AND e.agent_uuid = k.agent_uuid AND e.kind = k.kind
+				  AND e.service_name = k.service_name AND e.change_seq = 0)`
+			if len(number) == 0 {
+				numbered = ""
+			}
+			numberArgs, number = number, nil
+		}
 		values := strings.TrimSuffix(strings.Repeat("(?, CAST(? AS TEXT)),", len(agents)), ",")
+		args := append(append(configs, now(), time.Now().UnixMilli()), numberArgs...)
 		err := t.sel(ctx, &rows, `WITH v (agent_uuid, config) AS (VALUES `+values+`),
 			bumped AS (UPDATE router_configs c SET version = c.version + 1, updated_at = ?, config = COALESCE(v.config, c.config)
-				FROM v WHERE c.agent_uuid = v.agent_uuid RETURNING c.agent_uuid)
-			INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) SELECT agent_uuid, TRUE, ? FROM bumped
-			`+raiseFlag+` RETURNING agent_uuid, last_updated, txid_current() AS xid`, append(configs, now(), time.Now().UnixMilli())...)
+				FROM v WHERE c.agent_uuid = v.agent_uuid RETURNING c.agent_uuid),
+			flagged AS (INSERT INTO agent_changes (agent_uuid, microservice_config, last_updated) SELECT agent_uuid, TRUE, ? FROM bumped
+				`+raiseFlag+` RETURNING agent_uuid, last_updated)`+numbered+`
+			SELECT agent_uuid, last_updated, txid_current() AS xid FROM flagged`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +383,7 @@ func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte) (map[s
 		if len(seqs) < len(agents) {
 			return nil, ErrNotFound
 		}
-		return seqs, nil
+		return seqs, t.numberEntries(ctx, seqs, number)
 	}
 	for i, u := range agents {
 		n, err := t.exec(ctx, `UPDATE router_configs SET version = version + 1, updated_at = ?, config = COALESCE(?, config) WHERE agent_uuid = ?`, now(), configs[2*i+1], u)
@@ -351,7 +397,28 @@ func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte) (map[s
 			return nil, err
 		}
 	}
-	return seqs, nil
+	return seqs, t.numberEntries(ctx, seqs, number)
+}
+
+// numberEntries sets the change seq of the unnumbered entries of number
+// (agent, kind, service, each) to their agent's in seqs, a statement per
+// entriesPerInsert.
+func (t *Tx) numberEntries(ctx context.Context, seqs map[string]int64, number []any) error {
+	for chunk := range slices.Chunk(number, 3*entriesPerInsert) {
+		var values []string
+		var args []any
+		for i := 0; i < len(chunk); i += 3 {
+			values = append(values, `(?, ?, ?, CAST(? AS BIGINT))`)
+			args = append(args, chunk[i], chunk[i+1], chunk[i+2], seqs[chunk[i].(string)])
+		}
+		if _, err := t.exec(ctx, `WITH k (agent_uuid, kind, service_name, seq) AS (VALUES `+strings.Join(values, ", ")+`)
+			UPDATE router_entries SET change_seq = k.seq FROM k
+			WHERE router_entries.agent_uuid = k.agent_uuid AND router_entries.kind = k.kind
+			  AND router_entries.service_name = k.service_name AND router_entries.change_seq = 0`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // raiseFlag raises microserviceConfig with a lastUpdated strictly greater
