@@ -356,14 +356,11 @@ func (t *Tx) routersChanged(ctx context.Context, bases map[string][]byte, number
 			XID   int64  `db:"xid"`
 		}
 		numbered, numberArgs := "", []any(nil)
-		if len(number) <= 3*entriesPerInsert {
+		if len(number) > 0 && len(number) <= 3*entriesPerInsert {
 			numbered = `, numbered AS (UPDATE router_entries e SET change_seq = f.last_updated
 				FROM flagged f, (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(number)/3), ",") + `) AS k (agent_uuid, kind, service_name)
 				WHERE f.agent_uuid = k.agent_uuid AND e.agent_uuid = k.agent_uuid AND e.kind = k.kind
 				  AND e.service_name = k.service_name AND e.change_seq = 0)`
-			if len(number) == 0 {
-				numbered = ""
-			}
 			numberArgs, number = number, nil
 		}
 		values := strings.TrimSuffix(strings.Repeat("(?, CAST(? AS TEXT)),", len(agents)), ",")
