@@ -179,14 +179,10 @@ func finish(ctx context.Context, tx *store.Tx, f reconcile.Finish) (finished, er
 	if msg != "" {
 		status, reason = service.StatusFailed, &msg
 	}
-	recorded, err := tx.SetServiceStatus(ctx, f.Service, f.Generation, f.ReconcileRequest, status, reason, f.Endpoint, msg != "")
+	recorded, err := tx.SetServiceStatus(ctx, f.Service, store.PassResult{Generation: f.Generation, Request: f.ReconcileRequest,
+		Status: status, Reason: reason, Endpoint: f.Endpoint, KeepEndpoint: msg != "", Fanout: f.Fanout})
 	if err != nil || !recorded {
 		return finished{}, err
-	}
-	if f.Fanout {
-		if err := tx.SetFanoutPending(ctx, f.Service, f.Generation); err != nil {
-			return finished{}, err
-		}
 	}
 	return finished{recorded: true, reason: msg}, tx.RecordReconciled(ctx, f.Service, f.Generation, reason)
 }

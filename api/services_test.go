@@ -847,7 +847,7 @@ func TestServiceListIsSortedByName(t *testing.T) {
 func setStatus(t *testing.T, st *store.Store, name string, gen int64, status string, reason, endpoint *string) {
 	t.Helper()
 	err := st.InTx(context.Background(), func(tx *store.Tx) error {
-		ok, err := tx.SetServiceStatus(context.Background(), name, gen, 0, status, reason, endpoint, false)
+		ok, err := tx.SetServiceStatus(context.Background(), name, store.PassResult{Generation: gen, Status: status, Reason: reason, Endpoint: endpoint})
 		if err == nil && !ok {
 			err = fmt.Errorf("generation %d is not current", gen)
 		}

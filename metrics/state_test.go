@@ -119,13 +119,13 @@ func TestStoreGauges(t *testing.T) {
 					}
 				}
 				reason := "agent fog-a has routerMode none"
-				if _, err := tx.SetServiceStatus(ctx, "b", 1, 0, service.StatusReady, nil, nil, false); err != nil {
+				if _, err := tx.SetServiceStatus(ctx, "b", store.PassResult{Generation: 1, Status: service.StatusReady}); err != nil {
 					return err
 				}
-				if _, err := tx.SetServiceStatus(ctx, "c", 1, 0, service.StatusFailed, &reason, nil, false); err != nil {
+				if _, err := tx.SetServiceStatus(ctx, "c", store.PassResult{Generation: 1, Status: service.StatusFailed, Reason: &reason}); err != nil {
 					return err
 				}
-				if _, err := tx.SetServiceStatus(ctx, "d", 1, 0, service.StatusFailed, &reason, nil, false); err != nil {
+				if _, err := tx.SetServiceStatus(ctx, "d", store.PassResult{Generation: 1, Status: service.StatusFailed, Reason: &reason}); err != nil {
 					return err
 				}
 				// A deleted service whose listener is still on the hub.

@@ -37,7 +37,7 @@ func TestCounts(t *testing.T) {
 					r = &reason
 				}
 				if status != service.StatusPending {
-					if _, err := tx.SetServiceStatus(ctx, name, 1, 0, status, r, nil, false); err != nil {
+					if _, err := tx.SetServiceStatus(ctx, name, store.PassResult{Generation: 1, Status: status, Reason: r}); err != nil {
 						return err
 					}
 				}

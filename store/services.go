@@ -532,16 +532,29 @@ func (t *Tx) RequestReconcilesFor(ctx context.Context, names []string, cause str
 // argument.
 const requestReconcile = `reconcile_request = reconcile_request + 1, requested_at = ?`
 
-// SetServiceStatus records the outcome of reconciling generation gen, which
-// began when the service's reconcile request count was request, and the
-// endpoint unless keepEndpoint (nil clears it). It changes nothing when the
-// spec moved on meanwhile: the next reconcile reports instead. It reports
-// whether the row was updated.
-func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen, request int64, status string, reason *string, endpoint *string, keepEndpoint bool) (bool, error) {
+// PassResult is what a reconcile pass of a service records: the outcome
+// of generation Generation, which began when the service's reconcile
+// request count was Request.
+type PassResult struct {
+	Generation, Request int64
+	Status              string
+	Reason              *string // why it failed; nil when it did not
+	Endpoint            *string // nil clears it
+	KeepEndpoint        bool    // the endpoint stays as it is
+	// Fanout: the pass has yet to queue its fan-out (FanoutQueued ends
+	// it); until then the service's reconcile is under way.
+	Fanout bool
+}
+
+// SetServiceStatus records a pass's result, in one statement. It changes
+// nothing when the spec moved on meanwhile: the next reconcile reports
+// instead. It reports whether the row was updated.
+func (t *Tx) SetServiceStatus(ctx context.Context, name string, r PassResult) (bool, error) {
 	n, err := t.exec(ctx, `UPDATE services SET provisioning_status = ?, provisioning_error = ?,
 			service_endpoint = CASE WHEN ? THEN service_endpoint ELSE ? END, observed_generation = ?,
-			observed_reconcile_request = ?, updated_at = ?
-		WHERE name = ? AND generation = ?`, status, reason, keepEndpoint, endpoint, gen, request, now(), name, gen)
+			observed_reconcile_request = ?, updated_at = ?, fanout_pending = (fanout_pending OR ?)
+		WHERE name = ? AND generation = ?`,
+		r.Status, r.Reason, r.KeepEndpoint, r.Endpoint, r.Generation, r.Request, now(), r.Fanout, name, r.Generation)
 	return n > 0, err
 }
 
@@ -550,14 +563,6 @@ func (t *Tx) SetServiceStatus(ctx context.Context, name string, gen, request int
 // outcome but has yet to queue its fan-out.
 const pendingNames = `SELECT name FROM services
 	WHERE (generation <> observed_generation OR reconcile_request <> observed_reconcile_request OR fanout_pending)`
-
-// SetFanoutPending records, with a pass's outcome of generation gen, that
-// the pass has yet to queue its fan-out (FanoutQueued ends it): until
-// then the service's reconcile is under way.
-func (t *Tx) SetFanoutPending(ctx context.Context, name string, gen int64) error {
-	_, err := t.exec(ctx, `UPDATE services SET fanout_pending = TRUE WHERE name = ? AND generation = ?`, name, gen)
-	return err
-}
 
 // FanoutQueued records that a pass of the service queued its fan-out.
 func (t *Tx) FanoutQueued(ctx context.Context, name string) error {

@@ -419,7 +419,7 @@ func TestUnsettledAmong(t *testing.T) {
 					return err
 				}
 			}
-			if _, err := tx.SetServiceStatus(ctx, "ready", 1, 0, service.StatusReady, nil, nil, false); err != nil {
+			if _, err := tx.SetServiceStatus(ctx, "ready", store.PassResult{Generation: 1, Status: service.StatusReady}); err != nil {
 				return err
 			}
 			if err := tx.WriteRouter(ctx, "a-1", store.RouterWrite{Write: listener("deleted")}); err != nil {
@@ -462,7 +462,7 @@ func TestUnsettledAmong(t *testing.T) {
 			if got, err := tx.UnsettledServices(ctx, time.Now().Add(time.Minute)); err != nil || !slices.Contains(got, "ready") {
 				t.Errorf("resync after the grace: %v (%v), want ready among them", got, err)
 			}
-			_, err := tx.SetServiceStatus(ctx, "ready", 1, 1, service.StatusReady, nil, nil, false)
+			_, err := tx.SetServiceStatus(ctx, "ready", store.PassResult{Generation: 1, Request: 1, Status: service.StatusReady})
 			return err
 		})
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
