@@ -103,7 +103,8 @@ func TestWritesRacingADeleteNeverFail(t *testing.T) {
 }
 
 // TestDeleteRacingCreatesLeavesNoOrphan: on two API replicas, a delete of
-// a microservice (or an agent) racing creates of services on it ends with
+// a microservice (or an agent, or the default router) racing creates of
+// services on it ends with
 // one or the other, never both: either it is gone and no service refers
 // to it, or the creates that won are there and the delete answered 409.
 // Sequentially that was always so; racing, the "in use" check and the
@@ -114,30 +115,37 @@ func TestDeleteRacingCreatesLeavesNoOrphan(t *testing.T) {
 		one, st, rec := newTestAPI(t, dialect)
 		two := serveTestAPI(t, testOptions(st, rec))
 		createAgent(t, one, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
-		for round := range 6 {
+		// Rounds race the default router's delete (while nothing else
+		// refers to it), then a microservice's, an agent's, and so on.
+		for round := range 7 {
 			backend := fmt.Sprintf("fog-%d", round)
-			createAgent(t, one, map[string]any{"name": backend, "upstreamRouters": []string{"hub"}})
-			var ref, deletePath string
-			if round%2 == 0 {
+			var typ, ref, deletePath string
+			switch {
+			case round == 0:
+				typ, ref, deletePath = "external", "203.0.113.10", "/api/v3/agents/hub"
+			case round%2 == 0:
+				createAgent(t, one, map[string]any{"name": backend, "upstreamRouters": []string{"hub"}})
 				m := createMicroservice(t, one, map[string]any{"application": "race", "name": backend, "agent": backend})
-				ref, deletePath = "race/"+backend, "/api/v3/microservices/"+m.UUID
-			} else {
-				ref, deletePath = backend, "/api/v3/agents/"+backend
+				typ, ref, deletePath = "microservice", "race/"+backend, "/api/v3/microservices/"+m.UUID
+			default:
+				createAgent(t, one, map[string]any{"name": backend, "upstreamRouters": []string{"hub"}})
+				typ, ref, deletePath = "agent", backend, "/api/v3/agents/"+backend
 			}
-			typ := map[bool]string{true: "microservice", false: "agent"}[round%2 == 0]
 			const creates = 12
 			statuses := make([]int, creates+1)
 			var wg sync.WaitGroup
 			for i := range creates {
+				if i == 0 { // sent first: the creates race its commit
+					wg.Go(func() {
+						statuses[creates] = []*testAPI{two, one}[round%2].Do(http.MethodDelete, deletePath, nil).Status
+					})
+				}
 				api := []*testAPI{one, two}[i%2]
 				wg.Go(func() {
 					statuses[i] = api.JSON(http.MethodPost, servicesPath, map[string]any{"name": fmt.Sprintf("r%d-%d", round, i),
 						"type": typ, "resource": ref, "targetPort": 8080}).Status
 				})
 			}
-			wg.Go(func() {
-				statuses[creates] = []*testAPI{two, one}[round%2].Do(http.MethodDelete, deletePath, nil).Status
-			})
 			wg.Wait()
 
 			created := 0
@@ -159,6 +167,9 @@ func TestDeleteRacingCreatesLeavesNoOrphan(t *testing.T) {
 			}
 			if !deleted && created == 0 {
 				t.Errorf("round %d: the delete answered 409 with no service on %s", round, ref)
+			}
+			if round == 0 && deleted {
+				createAgent(t, one, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
 			}
 		}
 	})

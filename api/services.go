@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -576,7 +577,7 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 			return service.Placement{}, nil, err
 		}
 	}
-	in, err := tx.PlacementInput(ctx, svc, s.ControlPlane)
+	in, held, err := tx.PlacementInputHeld(ctx, svc, s.ControlPlane)
 	if err != nil {
 		return service.Placement{}, nil, err
 	}
@@ -593,12 +594,19 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 			return p, nil, err
 		}
 	}
-	held, err := tx.HoldAgents(ctx, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent)
+	var more []string // placed, not held yet (the default router is)
+	for _, uuid := range []string{p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent} {
+		if _, ok := held[uuid]; !ok {
+			more = append(more, uuid)
+		}
+	}
+	names, err := tx.HoldAgents(ctx, more...)
 	if errors.Is(err, store.ErrNotFound) {
 		return p, nil, conflict("An agent service %s needs was deleted meanwhile; retry", spec.Name)
 	} else if err != nil {
 		return p, nil, err
 	}
+	maps.Copy(held, names)
 	// Placed, a custom bridge was found: it is stored by uuid.
 	spec.DefaultBridge = svc.DefaultBridge
 	return p, held, nil

@@ -74,8 +74,13 @@ func (t *Tx) SetAgentTokenHash(ctx context.Context, uuid, hash string) error {
 
 // DefaultRouter returns the hub agent of the remote control plane.
 func (t *Tx) DefaultRouter(ctx context.Context) (inventory.Agent, error) {
+	return t.defaultRouter(ctx, "")
+}
+
+// defaultRouter is DefaultRouter read with lock (a row lock clause).
+func (t *Tx) defaultRouter(ctx context.Context, lock string) (inventory.Agent, error) {
 	var a inventory.Agent
-	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE default_router`)
+	err := t.get(ctx, &a, `SELECT `+agentCols+` FROM agents WHERE default_router`+lock)
 	return a, err
 }
 

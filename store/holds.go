@@ -32,15 +32,20 @@ func (t *Tx) hold(ctx context.Context, table string, uuids []string) (map[string
 	if len(want) == 0 {
 		return map[string]string{}, nil
 	}
-	lock := ""
-	if t.dialect == Postgres {
-		lock = " FOR KEY SHARE"
-	}
-	held, err := t.namesOf(ctx, `SELECT uuid, name FROM `+table+` WHERE uuid IN (?)`+lock, want)
+	held, err := t.namesOf(ctx, `SELECT uuid, name FROM `+table+` WHERE uuid IN (?)`+t.keyShare(), want)
 	if err == nil && len(held) < len(want) {
 		err = ErrNotFound
 	}
 	return held, err
+}
+
+// keyShare is the row lock clause of a hold: FOR KEY SHARE on PostgreSQL
+// (SQLite's one writer at a time needs none).
+func (t *Tx) keyShare() string {
+	if t.dialect == Postgres {
+		return " FOR KEY SHARE"
+	}
+	return ""
 }
 
 // LockForDelete locks the agent or microservice (table "agents" or

@@ -16,6 +16,17 @@ func (t *Tx) PlacementInput(ctx context.Context, svc service.Service, controlPla
 	return t.PlacementInputs(controlPlane).Load(ctx, svc)
 }
 
+// PlacementInputHeld is PlacementInput for a write that will refer to what
+// is placed: the default router is read and held in one statement, as
+// HoldAgents holds it (read, then held, took two on every create). held
+// names the agents it holds (uuid -> name).
+func (t *Tx) PlacementInputHeld(ctx context.Context, svc service.Service, controlPlane service.ControlPlane) (in service.PlacementInput, held map[string]string, err error) {
+	l := t.PlacementInputs(controlPlane)
+	l.held = map[string]string{}
+	in, err = l.Load(ctx, svc)
+	return in, l.held, err
+}
+
 // PlacementInputs loads the placement inputs of many services, each agent,
 // microservice and the default router read once: the services that depend
 // on one changed agent mostly share it.
@@ -31,6 +42,8 @@ type PlacementLoader struct {
 	agents        map[string]*inventory.Agent // nil: not found
 	microservices map[string]*inventory.Microservice
 	defaultRouter **inventory.Agent
+	// held, unless nil, are the agents read and held (uuid -> name).
+	held map[string]string
 }
 
 // Load reads the placement input of svc.
@@ -52,9 +65,16 @@ func (l *PlacementLoader) Load(ctx context.Context, svc service.Service) (servic
 		return in, err
 	}
 	if l.defaultRouter == nil {
-		a, err := optional(l.tx.DefaultRouter(ctx))
+		lock := ""
+		if l.held != nil {
+			lock = l.tx.keyShare()
+		}
+		a, err := optional(l.tx.defaultRouter(ctx, lock))
 		if err != nil {
 			return in, err
+		}
+		if a != nil && l.held != nil {
+			l.held[a.UUID] = a.Name
 		}
 		l.defaultRouter = &a
 	}
