@@ -110,11 +110,27 @@ func (t *Tx) recordEvents(ctx context.Context, es []Event) error {
 	if _, err := t.exec(ctx, with+` `+repeat, append(input, ts)...); err != nil {
 		return err
 	}
-	if _, err := t.exec(ctx, with+` `+add, append(input, ts, ts)...); err != nil {
+	var added []struct {
+		Service string `db:"service_name"`
+		Seq     int64  `db:"seq"`
+	}
+	if err := t.sel(ctx, &added, with+` `+add+` RETURNING service_name, seq`, append(input, ts, ts)...); err != nil {
 		return err
 	}
+	// Events are numbered from 1: only a service whose added event is
+	// numbered past the bound has any to drop, so most events (each
+	// service's first fifty) need no statement for it.
+	var full []string
+	for _, a := range added {
+		if a.Seq > EventsPerService {
+			full = append(full, a.Service)
+		}
+	}
+	if len(full) == 0 {
+		return nil
+	}
 	q, args, err := t.in(`DELETE FROM service_events WHERE service_name IN (?) AND seq <= `+newestSeq("service_events")+` - ?`,
-		names, EventsPerService)
+		full, EventsPerService)
 	if err == nil {
 		_, err = t.exec(ctx, q, args...)
 	}
