@@ -171,12 +171,15 @@ func (t *Tx) readTags(ctx context.Context, svcs []service.Service) error {
 // tagsOf selects the tags (of table, a service's or an agent's) whose
 // owner, the column key, is the column col, in their order, as a JSON
 // array: a row and its tags in one statement.
-func (t *Tx) tagsOf(table, key, col string) string {
+func (t *Tx) tagsOf(table, key, col string) string { return t.listOf(table, key, col, "tag") }
+
+// listOf is tagsOf for a list whose values are the column value.
+func (t *Tx) listOf(table, key, col, value string) string {
 	from := ` FROM ` + table + ` WHERE ` + key + ` = ` + col
 	if t.dialect == Postgres {
-		return `COALESCE((SELECT json_agg(tag ORDER BY position)` + from + `), '[]')`
+		return `COALESCE((SELECT json_agg(` + value + ` ORDER BY position)` + from + `), '[]')`
 	}
-	return `(SELECT json_group_array(tag ORDER BY position)` + from + `)`
+	return `(SELECT json_group_array(` + value + ` ORDER BY position)` + from + `)`
 }
 
 // tagsOfRange is readTags's query (arguments the first and last name).
