@@ -27,6 +27,10 @@ var (
 	// and answers as it does for any missing row. It is ErrNotFound too,
 	// for a caller that wrote without reading.
 	errVanished = fmt.Errorf("%w: deleted by a concurrent transaction", ErrNotFound)
+	// errPortRaced is an insert of the port AllocateBridgePort claimed
+	// that a create committed between its search and its claim: transient,
+	// as the next attempt's search reads it taken.
+	errPortRaced = errors.New("allocated bridge port committed by a concurrent create")
 )
 
 // ForeignKey is the Constraint of every foreign key violation: a row still

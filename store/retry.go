@@ -44,7 +44,8 @@ var retryDelays = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 
 	80 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond, 640 * time.Millisecond}
 
 // transient reports an error after which a new transaction can succeed:
-// a row that vanished (errVanished), PostgreSQL's serialization_failure, deadlock_detected,
+// a row that vanished (errVanished), a bridge port allocated as another
+// create committed it (errPortRaced), PostgreSQL's serialization_failure, deadlock_detected,
 // too_many_connections, admin_shutdown, crash_shutdown,
 // cannot_connect_now, a connection exception or any FATAL error, a
 // connection that broke or was refused, or a prepared statement gone
@@ -53,7 +54,7 @@ func transient(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return false
 	}
-	if errors.Is(err, errStaleStatement) || errors.Is(err, errVanished) {
+	if errors.Is(err, errStaleStatement) || errors.Is(err, errVanished) || errors.Is(err, errPortRaced) {
 		return true
 	}
 	var pqErr *pq.Error

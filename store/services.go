@@ -225,7 +225,8 @@ const (
 // the next port), so their transactions run and commit side by side.
 // The search starts at the stored floor (every port below it is taken), so
 // it reads the services above it only. Call it in the transaction that
-// inserts the service.
+// inserts the service, with InsertService: a port a create committed
+// between the search and the claim makes the transaction run again.
 func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, error) {
 	from, raise, stale, err := t.bridgePortFloor(ctx, ports)
 	if err != nil {
@@ -262,15 +263,12 @@ func (t *Tx) AllocateBridgePort(ctx context.Context, ports PortRange) (int, erro
 			return 0, ErrNoBridgePort
 		}
 		if free[0].Claimed {
-			if t.dialect != Postgres {
-				return first, nil // what the search read is what is committed
-			}
-			// The search read the services before the claim: a
-			// transaction that held the port may have committed it since.
-			var taken bool
-			if err := t.get(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM services WHERE bridge_port = ?)`, first); err != nil || !taken {
-				return first, err
-			}
+			// On PostgreSQL the search read the services before the
+			// claim: a create that held the port may have committed it
+			// since. Rare, so not read again: the insert finds it, and
+			// the transaction runs again (InsertService).
+			t.allocated = first
+			return first, nil
 		}
 		from = first + 1
 	}
@@ -378,6 +376,9 @@ func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
 		s.Name, s.Type, s.Resource, s.TargetPort, s.ServicePort, s.K8sType, k, s.DefaultBridge, s.BridgePort,
 		s.ServiceEndpoint, s.ProvisioningStatus, s.ProvisioningError, s.Generation, s.ObservedGeneration,
 		s.ReconcileRequest, s.ObservedReconcileRequest, s.CreatedAt, s.UpdatedAt, s.RequestedAt, p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter)
+	if IsConflict(err, ServiceBridgePortKey) && s.BridgePort == t.allocated {
+		return fmt.Errorf("%w: %w", errPortRaced, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -473,3 +473,48 @@ func TestUnsettledAmong(t *testing.T) {
 		})
 	})
 }
+
+// TestAllocatedPortCommittedMeanwhileRetries: on PostgreSQL a port found
+// free and claimed, which a create committed between the search and the
+// claim, is found taken by the insert, and the transaction runs again on
+// the next port: the create succeeds, no port is held twice. (SQLite runs
+// one writer at a time: nothing commits meanwhile.)
+func TestAllocatedPortCommittedMeanwhileRetries(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ports := store.PortRange{First: 20000, Last: 20009}
+	attempts, first := 0, 0
+	var svc *service.Service
+	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+		ctx := context.Background()
+		attempts++
+		port, err := tx.AllocateBridgePort(ctx, ports)
+		if err != nil {
+			return err
+		}
+		if attempts == 1 {
+			// What such a create leaves: the port committed after the
+			// search read it free.
+			first = port
+			mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+				return tx.InsertService(ctx, externalService("squatter", port))
+			})
+		}
+		svc = externalService("web", port)
+		return tx.InsertService(ctx, svc)
+	})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if attempts != 2 || svc.BridgePort == first {
+		t.Errorf("%d attempts, port %d then %d; want a second attempt on another port", attempts, first, svc.BridgePort)
+	}
+	mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+		for name, want := range map[string]int{"squatter": first, "web": svc.BridgePort} {
+			got, err := tx.GetService(ctx, name)
+			if err != nil || got.BridgePort != want {
+				t.Errorf("%s: port %d (%v), want %d", name, got.BridgePort, err, want)
+			}
+		}
+		return nil
+	})
+}

@@ -24,6 +24,9 @@ type Tx struct {
 	// touched are the agents whose poll answers the transaction changes
 	// (feed.go).
 	touched touched
+	// allocated is the bridge port AllocateBridgePort last claimed (0:
+	// none), which InsertService may find committed meanwhile.
+	allocated int
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
