@@ -600,13 +600,13 @@ func (s *Server) resolve(ctx context.Context, tx *store.Tx, spec *service.Spec) 
 			more = append(more, uuid)
 		}
 	}
-	names, err := tx.HoldAgents(ctx, more...)
+	placed, err := tx.HoldAgents(ctx, more...)
 	if errors.Is(err, store.ErrNotFound) {
 		return p, nil, conflict("An agent service %s needs was deleted meanwhile; retry", spec.Name)
 	} else if err != nil {
 		return p, nil, err
 	}
-	maps.Copy(held, names)
+	maps.Copy(held, placed)
 	// Placed, a custom bridge was found: it is stored by uuid.
 	spec.DefaultBridge = svc.DefaultBridge
 	return p, held, nil
