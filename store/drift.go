@@ -18,9 +18,8 @@ func (t *Tx) routerAgentsPage() string {
 	return `SELECT agent_uuid FROM router_configs WHERE ` + t.binary("agent_uuid") + ` > ? ORDER BY ` + t.binary("agent_uuid") + ` LIMIT ?`
 }
 
-// ServicesAfter pages through the services by name (byte order): up to
-// limit (0: all) of them named after after.
-func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
+// readServicesAfter is ServicesAfter without the cache.
+func (t *Tx) readServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
 	size := limit
 	if limit <= 0 {
 		// Counted first, to size the list: append would allocate five

@@ -24,7 +24,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	dialect := goose.DialectSQLite3
 	opts := []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler)),
-		goose.WithGoMigrations(byteOrderIndexes(s.dialect))}
+		goose.WithGoMigrations(byteOrderIndexes(s.dialect), serviceRowVersions(s.dialect))}
 	if s.dialect == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
@@ -56,19 +56,46 @@ func byteOrderIndexes(dialect string) *goose.Migration {
 	if dialect != Postgres {
 		return goose.NewGoMigration(14, nil, nil)
 	}
-	run := func(stmts ...string) *goose.GoFunc {
-		return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
-			for _, q := range stmts {
-				if _, err := tx.ExecContext(ctx, q); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-	}
 	return goose.NewGoMigration(14,
-		run(`CREATE INDEX services_name_bytes ON services (name COLLATE "C")`,
+		migrationStep(`CREATE INDEX services_name_bytes ON services (name COLLATE "C")`,
 			`CREATE INDEX service_tags_name_bytes ON service_tags (service_name COLLATE "C", position)`,
 			`CREATE INDEX router_configs_agent_bytes ON router_configs (agent_uuid COLLATE "C")`),
-		run(`DROP INDEX router_configs_agent_bytes`, `DROP INDEX service_tags_name_bytes`, `DROP INDEX services_name_bytes`))
+		migrationStep(`DROP INDEX router_configs_agent_bytes`, `DROP INDEX service_tags_name_bytes`, `DROP INDEX services_name_bytes`))
+}
+
+// serviceRowVersions is migration 17: the version of a services row that
+// the services cache reads (servicecache.go). PostgreSQL has one, xmin:
+// nothing to do there. On SQLite, triggers give a row written (inserted or
+// updated) the next value of a counter kept in a table of its own, so a
+// version is never given twice, not even to a name deleted and made again.
+// Rows already there read version 0 until written.
+func serviceRowVersions(dialect string) *goose.Migration {
+	if dialect == Postgres {
+		return goose.NewGoMigration(17, nil, nil)
+	}
+	next := `UPDATE service_row_version SET n = n + 1;
+		UPDATE services SET row_version = (SELECT n FROM service_row_version) WHERE name = NEW.name;`
+	return goose.NewGoMigration(17,
+		migrationStep(`ALTER TABLE services ADD COLUMN row_version INTEGER NOT NULL DEFAULT 0`,
+			`CREATE TABLE service_row_version (n INTEGER NOT NULL)`,
+			`INSERT INTO service_row_version (n) VALUES (0)`,
+			`CREATE TRIGGER services_row_version_insert AFTER INSERT ON services BEGIN `+next+` END`,
+			// The trigger's own update leaves the version changed: it
+			// does not fire the trigger again.
+			`CREATE TRIGGER services_row_version_update AFTER UPDATE ON services
+				WHEN NEW.row_version = OLD.row_version BEGIN `+next+` END`),
+		migrationStep(`DROP TRIGGER services_row_version_update`, `DROP TRIGGER services_row_version_insert`,
+			`DROP TABLE service_row_version`, `ALTER TABLE services DROP COLUMN row_version`))
+}
+
+// migrationStep is a Go migration's step: stmts in its transaction, in order.
+func migrationStep(stmts ...string) *goose.GoFunc {
+	return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }

@@ -91,6 +91,7 @@ func open(ctx context.Context, url string, pool Pool) (*Store, error) {
 		s.reads = s.db
 	}
 	s.feed = &feed{cache: newPollCache()}
+	s.services = newServiceCache()
 	s.stopFeed = func() {}
 	if s.dialect == Postgres {
 		s.feed.listen, s.stopFeed = startListener(s, url)

@@ -35,6 +35,8 @@ type Store struct {
 	// ends its listener.
 	feed     *feed
 	stopFeed func()
+	// services keeps the services lists read (servicecache.go).
+	services *serviceCache
 }
 
 // Dialect is Postgres or SQLite.

@@ -27,6 +27,9 @@ type Tx struct {
 	// allocated is the bridge port AllocateBridgePort last claimed (0:
 	// none), which InsertService may find committed meanwhile.
 	allocated int
+	// cache is the store's services cache in a read transaction, nil in
+	// a write one (servicecache.go).
+	cache *serviceCache
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When the
@@ -55,7 +58,7 @@ func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
 		if err != nil {
 			return mapErr(err)
 		}
-		err = fn(&Tx{tx: tx, dialect: s.dialect})
+		err = fn(&Tx{tx: tx, dialect: s.dialect, cache: s.services})
 		// As in inTx: a connection lost mid-read can look like the end of
 		// the rows, so a broken rollback makes the attempt transient.
 		if rbErr := tx.Rollback(); connectionLost(rbErr) {

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"svcbridge/service"
+)
+
+// A list of 10,000 services spent most of its time reading rows that had
+// not changed since the list before it (on SQLite, modernc's driver takes
+// a lock twice for every column of every row). So every service row has a
+// version that changes whenever the row is written (serviceVersion), and
+// a process keeps the rows its lists read, by version: a list reads the
+// names and versions of its page, takes the rows whose version the cache
+// holds, and reads only the others, in the same snapshot. A service's tags
+// are written with its row, so its version covers them too.
+//
+// Only read transactions (Store.Read) use the cache: they see committed
+// rows only, so every version cached was committed. (An SQLite write that
+// rolled back gives its version to the next write, whose row may differ.)
+
+// serviceCacheLife bounds how long the cache keeps anything: PostgreSQL's
+// transaction ids, the versions there, come round again after 2^32
+// transactions, which no hour holds.
+const serviceCacheLife = time.Hour
+
+// serviceVersion is the expression of a services row's version: the id of
+// the transaction that wrote the row on PostgreSQL (xmin: free, and unique
+// to every write until ids wrap), the counter migration 17's triggers set
+// on SQLite.
+func (t *Tx) serviceVersion() string {
+	if t.dialect == Postgres {
+		return `xmin::text::bigint`
+	}
+	return `row_version`
+}
+
+// serviceCache holds services as lists read them, by name, with the
+// version they were read at. Their tags and Kubernetes blocks are shared
+// with every list that takes them: read-only.
+type serviceCache struct {
+	mu    sync.Mutex
+	rows  map[string]cachedService
+	since time.Time // when rows was started
+}
+
+type cachedService struct {
+	version int64
+	svc     service.Service
+}
+
+// versioned is a service's name and its row's version in one snapshot.
+type versioned struct {
+	name    string
+	version int64
+}
+
+func newServiceCache() *serviceCache {
+	return &serviceCache{rows: map[string]cachedService{}, since: time.Now()}
+}
+
+// take sets out[i] to the service page[i] names wherever the cache holds
+// it at page[i]'s version, and returns the indexes of the others.
+func (c *serviceCache) take(page []versioned, out []service.Service) (missing []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.since) > serviceCacheLife {
+		c.rows, c.since = map[string]cachedService{}, time.Now()
+	}
+	for i, p := range page {
+		if hit, ok := c.rows[p.name]; ok && hit.version == p.version {
+			out[i] = hit.svc
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
+// put keeps the services of page at the indexes read, read at page's
+// versions. whole says page is every service there is: the cache
+// then holds those only, so deleted services do not stay.
+func (c *serviceCache) put(page []versioned, svcs []service.Service, read []int, whole bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, i := range read {
+		svc := svcs[i]
+		svc.Tags = slices.Clip(svc.Tags) // a caller's append copies
+		c.rows[page[i].name] = cachedService{version: page[i].version, svc: svc}
+	}
+	if whole && len(c.rows) > len(page) { // every name of page is in rows: the rest are gone
+		for name := range c.rows {
+			if _, found := slices.BinarySearchFunc(page, name, func(v versioned, name string) int { return strings.Compare(v.name, name) }); !found {
+				delete(c.rows, name)
+			}
+		}
+	}
+}
+
+// ServicesAfter pages through the services by name (byte order): up to
+// limit (0: all) of them named after after. In a read transaction the
+// services may come from the cache: their tags and Kubernetes blocks are
+// read-only.
+func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
+	if t.cache == nil {
+		return t.readServicesAfter(ctx, after, limit)
+	}
+	page, err := t.serviceVersions(ctx, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]service.Service, len(page))
+	missing := t.cache.take(page, out)
+	if len(missing) > len(page)/2 {
+		// Most of the page changed: read it whole, as without a cache
+		// (the same snapshot holds the same rows), and keep all of it.
+		query, args := t.servicesPage(after, limit)
+		read, err := t.services(ctx, len(page), query, args...)
+		if err != nil {
+			return nil, err
+		}
+		if len(read) != len(page) {
+			return nil, fmt.Errorf("services: %d rows read where the page named %d", len(read), len(page))
+		}
+		out, missing = read, missing[:0]
+		for i := range page {
+			missing = append(missing, i)
+		}
+	} else if err := t.readMissing(ctx, page, missing, out); err != nil {
+		return nil, err
+	}
+	t.cache.put(page, out, missing, after == "" && limit <= 0)
+	return out, nil
+}
+
+// serviceVersions reads the names and versions of ServicesAfter's page.
+func (t *Tx) serviceVersions(ctx context.Context, after string, limit int) ([]versioned, error) {
+	cond, args := t.namedAfter("name", after, limit)
+	rows, err := t.tx.QueryContext(ctx, t.tx.Rebind(`SELECT name, `+t.serviceVersion()+` FROM services WHERE `+cond), args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var page []versioned
+	for rows.Next() {
+		var v versioned
+		if err := rows.Scan(&v.name, &v.version); err != nil {
+			return nil, mapErr(err)
+		}
+		page = append(page, v)
+	}
+	return page, mapErr(rows.Err())
+}
+
+// readMissing reads the services of page at the indexes missing into out,
+// with their tags, 500 a statement.
+func (t *Tx) readMissing(ctx context.Context, page []versioned, missing []int, out []service.Service) error {
+	for chunk := range slices.Chunk(missing, 500) {
+		names := make([]string, len(chunk))
+		at := make(map[string]int, len(chunk))
+		for j, i := range chunk {
+			names[j], at[page[i].name] = page[i].name, i
+		}
+		q, args, err := t.in(`SELECT `+serviceCols+`, `+t.tagsOf("service_tags", "service_name", "services.name")+` FROM services WHERE name IN (?)`, names)
+		if err != nil {
+			return err
+		}
+		read, err := t.scanServicesTags(ctx, len(chunk), true, q, args...)
+		if err != nil {
+			return err
+		}
+		if len(read) != len(chunk) {
+			return fmt.Errorf("services: %d rows read where the page named %d", len(read), len(chunk))
+		}
+		for _, svc := range read {
+			out[at[svc.Name]] = svc
+		}
+	}
+	return nil
+}
