@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"svcbridge/pgtest"
 	"svcbridge/porttest"
 	"svcbridge/proctest"
+	"svcbridge/wire"
 )
 
 // proc is a running svcbridge process.
@@ -80,22 +82,42 @@ func (p *proc) out() string {
 // waitHTTP waits until url answers 200.
 func waitHTTP(t *testing.T, url string, p *proc) {
 	t.Helper()
+	waitAnswer(t, url, p, "answered", func([]byte) bool { return true })
+}
+
+// waitWorkerPolling waits until the API at url says a worker polls its
+// task queue (/readyz's worker "ok"): a worker's first poll reaches
+// Temporal a moment after it starts, and until then the API rightly says
+// none polls.
+func waitWorkerPolling(t *testing.T, url string, p *proc) {
+	t.Helper()
+	waitAnswer(t, url+"/readyz", p, "said a worker polls", func(body []byte) bool {
+		var r wire.Readiness
+		return json.Unmarshal(body, &r) == nil && r.Worker == "ok"
+	})
+}
+
+// waitAnswer waits until url answers 200 with a body that ok accepts
+// (said is what that means, for the failure).
+func waitAnswer(t *testing.T, url string, p *proc, said string, ok func(body []byte) bool) {
+	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(url)
 		if err == nil {
+			body, rerr := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if rerr == nil && resp.StatusCode == http.StatusOK && ok(body) {
 				return
 			}
 		}
 		select {
 		case err := <-p.done:
-			t.Fatalf("process exited (%v) before %s answered:\n%s", err, url, p.out())
+			t.Fatalf("process exited (%v) before %s %s:\n%s", err, url, said, p.out())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	t.Fatalf("%s did not answer within 90s:\n%s", url, p.out())
+	t.Fatalf("%s had not %s within 90s:\n%s", url, said, p.out())
 }
 
 // TestDevKeepsDataAcrossRestarts runs the README's command: everything

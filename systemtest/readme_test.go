@@ -97,7 +97,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	apiPort := porttest.Free(t)
 	dev := start(t, env, "dev", "--data-dir", filepath.Join(work, ".svcbridge"), "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--temporal-port", fmt.Sprint(porttest.Free(t)), "--ui-port", fmt.Sprint(porttest.Free(t)))
-	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", apiPort), dev)
+	waitWorkerPolling(t, fmt.Sprintf("http://127.0.0.1:%d", apiPort), dev)
 
 	// A skupper router on PATH for the walkthrough's last example, where
 	// this machine has one (the test command builds it).
