@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -109,9 +111,8 @@ func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), ans
 		if err != nil {
 			return nil, err
 		}
-		var a A
 		return func(i int) any {
-			a = answer(items[i], n)
+			a := answer(items[i], n)
 			return &a
 		}, nil
 	}
@@ -138,7 +139,8 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
 // watch). Items are sorted by key; show(page)(i) is how the page's item i
-// is shown (show may read what the page refers to), encoded before the next is asked for (so it may reuse memory). read may
+// is shown (show may read what the page refers to; the function it returns
+// is called from several goroutines at once, see writeJSONArray). read may
 // narrow what it reads to the page it is given (at least its limit+1 items
 // after its key, when there are that many); a watch reads everything.
 // A bad query is a 400.
@@ -200,15 +202,15 @@ func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.
 
 // writeJSONArray answers n items as c.JSON would answer them as a list
 // (under the object key field unless it is ""), item i as item(i) shows
-// it, encoded into one reused buffer before the next is asked for: a list
-// of thousands is never held whole in memory a second time, nor allocated
-// item by item.
+// it. A long list is encoded in runs of encodeRun items, on as many cores
+// as there are, into a few reused buffers written in order as they fill:
+// encoding is most of a list of thousands, which is never held whole in
+// memory a second time. item may be called from several goroutines at
+// once.
 func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := bufio.NewWriterSize(c.Writer, 32<<10)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // escapes HTML as json.Marshal does
 	if field != "" {
 		name, _ := json.Marshal(field) // a string: cannot fail
 		w.WriteByte('{')
@@ -216,19 +218,87 @@ func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
 		w.WriteByte(':')
 	}
 	w.WriteByte('[')
-	for i := range n {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		buf.Reset()
-		if err := enc.Encode(item(i)); err != nil {
-			panic(err) // wire types of strings, numbers and raw JSON
-		}
-		w.Write(buf.Bytes()[:buf.Len()-1]) // without Encode's newline
+	runs := (n + encodeRun - 1) / encodeRun
+	if runs <= 1 {
+		var buf bytes.Buffer
+		encodeItems(&buf, 0, n, item)
+		w.Write(buf.Bytes())
+	} else {
+		encodeRuns(w, runs, n, item)
 	}
 	w.WriteByte(']')
 	if field != "" {
 		w.WriteByte('}')
 	}
 	w.Flush() // a client gone meanwhile is not an error to answer
+}
+
+// encodeRun is how many items one run of writeJSONArray holds: about
+// 700 KB of services.
+const encodeRun = 1000
+
+// encodeRuns writes the runs of n items to w in order, encoded by up to
+// GOMAXPROCS goroutines, each run into one of a few buffers that w's
+// write frees. A panic of item's goes on in the caller's goroutine, as it
+// would without them (gin recovers it there).
+func encodeRuns(w io.Writer, runs, n int, item func(int) any) {
+	type encoded struct {
+		buf      *bytes.Buffer
+		panicked any
+	}
+	workers := min(runtime.GOMAXPROCS(0), runs)
+	free := make(chan *bytes.Buffer, workers+1)
+	for range workers + 1 {
+		free <- new(bytes.Buffer)
+	}
+	done := make([]chan encoded, runs)
+	for r := range done {
+		done[r] = make(chan encoded, 1)
+	}
+	next := make(chan int, runs)
+	for r := range runs {
+		next <- r
+	}
+	close(next)
+	for range workers {
+		go func() {
+			for r := range next {
+				buf := <-free
+				buf.Reset()
+				func() {
+					defer func() { done[r] <- encoded{buf, recover()} }()
+					encodeItems(buf, r*encodeRun, min(n, (r+1)*encodeRun), item)
+				}()
+			}
+		}()
+	}
+	for r := range runs {
+		e := <-done[r]
+		if e.panicked != nil {
+			go func() { // the other runs finish, into buffers freed here
+				free <- e.buf
+				for _, d := range done[r+1:] {
+					free <- (<-d).buf
+				}
+			}()
+			panic(e.panicked)
+		}
+		w.Write(e.buf.Bytes())
+		free <- e.buf
+	}
+}
+
+// encodeItems appends items from to to (exclusive) to buf, comma-separated,
+// with a comma first unless from is the first item.
+func encodeItems(buf *bytes.Buffer, from, to int, item func(int) any) {
+	enc := json.NewEncoder(buf) // escapes HTML as json.Marshal does
+	for i := from; i < to; i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(item(i)); err != nil {
+			panic(err) // wire types of strings, numbers and raw JSON
+		}
+		buf.Truncate(buf.Len() - 1) // without Encode's newline
+	}
 }

@@ -3,13 +3,16 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"svcbridge/inventory"
@@ -205,5 +208,40 @@ func TestListLimitIsBounded(t *testing.T) {
 		if len(rest) != 1 || rest[0]["name"] != "hub" {
 			t.Fatalf("the page after %d agents: %v, want hub alone", MaxLimit, rest)
 		}
+	})
+}
+
+// A list of several runs is answered as one JSON array in order, and a
+// panic while showing an item reaches the handler's goroutine (where gin
+// recovers it) instead of ending the process.
+func TestWriteJSONArrayInRuns(t *testing.T) {
+	type item struct {
+		I    int    `json:"i"`
+		Text string `json:"text"`
+	}
+	for _, n := range []int{0, 1, encodeRun, encodeRun + 1, 3*encodeRun + 7} {
+		want := make([]item, n)
+		for i := range want {
+			want[i] = item{i, fmt.Sprintf("<%d>", i)}
+		}
+		rec := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(rec)
+		writeJSONArray(c, "items", n, func(i int) any { return &want[i] })
+		wantBody, _ := json.Marshal(map[string][]item{"items": want})
+		if rec.Body.String() != string(wantBody) {
+			t.Fatalf("%d items: answered %.200s…, want %.200s…", n, rec.Body.String(), wantBody)
+		}
+	}
+	c, _ := gin.CreateTestContext(httptest.NewRecorder())
+	defer func() {
+		if p := recover(); p != "item 2500" {
+			t.Fatalf("recovered %v, want item 2500's panic", p)
+		}
+	}()
+	writeJSONArray(c, "", 4*encodeRun, func(i int) any {
+		if i == 2500 {
+			panic("item 2500")
+		}
+		return i
 	})
 }

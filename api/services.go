@@ -138,9 +138,8 @@ func (s *Server) listServices(c *gin.Context) {
 			return nil, err
 		}
 		note := s.waitNote(c.Request.Context(), page)
-		var v wire.Service // one at a time: a whole list is thousands
 		return func(i int) any {
-			v = s.view(page[i], n, note)
+			v := s.view(page[i], n, note)
 			return shown(&v)
 		}, nil
 	})
