@@ -26,7 +26,8 @@ import (
 
 // serviceCacheLife bounds how long the cache keeps anything: PostgreSQL's
 // transaction ids, the versions there, come round again after 2^32
-// transactions, which no hour holds.
+// transactions, which no hour holds; and services deleted since only pages
+// were read (a whole list drops them) go with the rest.
 const serviceCacheLife = time.Hour
 
 // serviceVersion is the expression of a services row's version: the id of
