@@ -262,8 +262,15 @@ func encodeRuns(w io.Writer, runs, n int, item func(int) any) {
 	close(next)
 	for range workers {
 		go func() {
-			for r := range next {
+			for {
+				// A buffer first, then a run: the first run not yet
+				// written is always one a worker holds a buffer for.
 				buf := <-free
+				r, ok := <-next
+				if !ok {
+					free <- buf
+					return
+				}
 				buf.Reset()
 				func() {
 					defer func() { done[r] <- encoded{buf, recover()} }()
