@@ -159,28 +159,22 @@ func (t *Tx) serviceVersions(ctx context.Context, after string, limit int) ([]ve
 }
 
 // readMissing reads the services of page at the indexes missing into out,
-// with their tags, 500 a statement.
+// with their tags.
 func (t *Tx) readMissing(ctx context.Context, page []versioned, missing []int, out []service.Service) error {
-	for chunk := range slices.Chunk(missing, 500) {
-		names := make([]string, len(chunk))
-		at := make(map[string]int, len(chunk))
-		for j, i := range chunk {
-			names[j], at[page[i].name] = page[i].name, i
-		}
-		q, args, err := t.in(`SELECT `+serviceCols+`, `+t.tagsOf("service_tags", "service_name", "services.name")+` FROM services WHERE name IN (?)`, names)
-		if err != nil {
-			return err
-		}
-		read, err := t.scanServicesTags(ctx, len(chunk), true, q, args...)
-		if err != nil {
-			return err
-		}
-		if len(read) != len(chunk) {
-			return fmt.Errorf("services: %d rows read where the page named %d", len(read), len(chunk))
-		}
-		for _, svc := range read {
-			out[at[svc.Name]] = svc
-		}
+	names := make([]string, len(missing))
+	at := make(map[string]int, len(missing))
+	for j, i := range missing {
+		names[j], at[page[i].name] = page[i].name, i
+	}
+	read, err := t.servicesNamed(ctx, names, true)
+	if err != nil {
+		return err
+	}
+	if len(read) != len(missing) {
+		return fmt.Errorf("services: %d rows read where the page named %d", len(read), len(missing))
+	}
+	for _, svc := range read {
+		out[at[svc.Name]] = svc
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func (t *Tx) ListServices(ctx context.Context) ([]service.Service, error) {
 
 // GetService returns one service, read with its tags in one statement.
 func (t *Tx) GetService(ctx context.Context, name string) (service.Service, error) {
-	svcs, err := t.scanServicesTags(ctx, 1, true, `SELECT `+serviceCols+`, `+t.tagsOf("service_tags", "service_name", "services.name")+` FROM services WHERE name = ?`, name)
+	svcs, err := t.scanServicesTags(ctx, 1, true, t.servicesWithTags()+` WHERE name = ?`, name)
 	if err == nil && len(svcs) == 0 {
 		err = ErrNotFound
 	}
@@ -117,23 +117,40 @@ func (t *Tx) GetService(ctx context.Context, name string) (service.Service, erro
 	return svcs[0], nil
 }
 
+// servicesWithTags selects serviceCols and each service's tags (tagsOf),
+// for scanServicesTags; a WHERE clause follows.
+func (t *Tx) servicesWithTags() string {
+	return `SELECT ` + serviceCols + `, ` + t.tagsOf("service_tags", "service_name", "services.name") + ` FROM services`
+}
+
 // ServicesToPlace reads the named services that exist, sorted by name,
 // without their tags, which placement does not read: a change of one
-// agent may concern thousands of services, read 500 a statement.
+// agent may concern thousands of services.
 func (t *Tx) ServicesToPlace(ctx context.Context, names []string) ([]service.Service, error) {
+	out, err := t.servicesNamed(ctx, names, false)
+	slices.SortFunc(out, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
+}
+
+// servicesNamed reads the named services that exist, in no order, with
+// their tags or without: 500 a statement, however many are named.
+func (t *Tx) servicesNamed(ctx context.Context, names []string, tags bool) ([]service.Service, error) {
+	query := `SELECT ` + serviceCols + ` FROM services`
+	if tags {
+		query = t.servicesWithTags()
+	}
 	out := make([]service.Service, 0, len(names))
 	for chunk := range slices.Chunk(names, 500) {
-		q, args, err := t.in(`SELECT `+serviceCols+` FROM services WHERE name IN (?) ORDER BY `+t.binary("name"), chunk)
+		q, args, err := t.in(query+` WHERE name IN (?)`, chunk)
 		if err != nil {
 			return nil, err
 		}
-		part, err := t.scanServices(ctx, len(chunk), q, args...)
+		part, err := t.scanServicesTags(ctx, len(chunk), tags, q, args...)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, part...)
 	}
-	slices.SortFunc(out, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
