@@ -35,14 +35,14 @@ func (s *Server) agentRoutes(g *gin.RouterGroup) {
 // agentAnswer is a as the API answers it, its upstream routers named by n.
 func agentAnswer(a inventory.Agent, n names) wire.Agent {
 	out := wire.Agent{UUID: a.UUID, Name: a.Name, Host: a.Host, RouterMode: a.RouterMode, DefaultRouter: a.DefaultRouter,
-		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		Tags: a.Tags, UpstreamRouters: a.UpstreamRouters, CreatedAt: wire.Time(a.CreatedAt), UpdatedAt: wire.Time(a.UpdatedAt),
 		UpstreamRouterNames: n.agentList(a.UpstreamRouters), Links: service.Uplinks(a, n.defaultRouter)}
 	if r, ok := n.routers[a.UUID]; ok {
 		out.Router = r.Shown()
 	}
 	if ch, ok := n.changes[a.UUID]; ok {
 		// Acknowledged as the agent's flag says: cleared by its acknowledgement.
-		out.ConfigChange = &wire.ConfigChange{ChangedAt: time.UnixMilli(ch.LastUpdated).UTC(), Acknowledged: !ch.MicroserviceConfig}
+		out.ConfigChange = &wire.ConfigChange{ChangedAt: wire.Time(time.UnixMilli(ch.LastUpdated).UTC()), Acknowledged: !ch.MicroserviceConfig}
 	}
 	return out
 }

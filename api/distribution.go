@@ -76,8 +76,8 @@ func (s *Server) serviceDistribution(ctx context.Context, tx *store.Tx, svc serv
 			by[l.Agent] = e
 		}
 		e.Listening = true
-		e.WrittenAt = &l.WrittenAt
-		e.AcknowledgedAt = l.AcknowledgedAt
+		e.WrittenAt = (*wire.Time)(&l.WrittenAt)
+		e.AcknowledgedAt = (*wire.Time)(l.AcknowledgedAt)
 		e.Rollout, e.RolloutReason = rollout(l, reports)
 	}
 	out := make([]wire.DistributionEntry, 0, len(by))
@@ -165,8 +165,8 @@ func (s *Server) agentServices(ctx context.Context, tx *store.Tx, a inventory.Ag
 			by[l.Service] = e
 		}
 		e.Listening = true
-		e.WrittenAt = &l.WrittenAt
-		e.Acknowledged, e.AcknowledgedAt = l.Acknowledged(), l.AcknowledgedAt
+		e.WrittenAt = (*wire.Time)(&l.WrittenAt)
+		e.Acknowledged, e.AcknowledgedAt = l.Acknowledged(), (*wire.Time)(l.AcknowledgedAt)
 		e.Rollout, e.RolloutReason = rollout(l, reports)
 	}
 	out := make([]wire.AgentService, 0, len(by))

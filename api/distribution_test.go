@@ -160,7 +160,7 @@ func TestDistributionViews(t *testing.T) {
 			api.JSON(http.MethodGet, "/api/v3/agents/plant-a", nil).Want(http.StatusOK).Decode(&a)
 			return a.ConfigChange
 		}
-		if c := configChange(); c == nil || c.Acknowledged || c.ChangedAt.IsZero() {
+		if c := configChange(); c == nil || c.Acknowledged || time.Time(c.ChangedAt).IsZero() {
 			t.Fatalf("plant-a's configChange after the write = %+v, want one not acknowledged", c)
 		}
 		agentAuth := bearer(plantA.Token)
@@ -176,7 +176,7 @@ func TestDistributionViews(t *testing.T) {
 		if acked.AcknowledgedAt == nil || acked.AcknowledgedAt.Before(*acked.WrittenAt) {
 			t.Fatalf("after the acknowledgement = %+v, want acknowledgedAt set, not before writtenAt", acked)
 		}
-		if c := configChange(); c == nil || !c.Acknowledged || !c.ChangedAt.Equal(time.UnixMilli(ch.LastUpdated)) {
+		if c := configChange(); c == nil || !c.Acknowledged || !time.Time(c.ChangedAt).Equal(time.UnixMilli(ch.LastUpdated)) {
 			t.Fatalf("plant-a's configChange after the acknowledgement = %+v, want the change of lastUpdated %d acknowledged", c, ch.LastUpdated)
 		}
 		// A write that leaves the listener as it was keeps both times...

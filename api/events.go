@@ -58,7 +58,7 @@ func (s *Server) serveEvents(c *gin.Context, name string) {
 	out := make([]wire.Event, len(events))
 	for i, e := range events {
 		out[i] = wire.Event{Service: e.Service, Type: e.Type, Reason: e.Reason, Message: e.Message, Generation: e.Generation,
-			Count: e.Count, FirstTimestamp: e.FirstTimestamp, LastTimestamp: e.LastTimestamp}
+			Count: e.Count, FirstTimestamp: wire.Time(e.FirstTimestamp), LastTimestamp: wire.Time(e.LastTimestamp)}
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -153,7 +153,7 @@ func TestAgentCRUD(t *testing.T) {
 			}
 			var got inventory.Agent
 			r.Decode(&got)
-			if got.UUID != edge.UUID || !got.CreatedAt.Equal(edge.CreatedAt) || !slices.Equal(got.Tags, tags) {
+			if got.UUID != edge.UUID || !time.Time(got.CreatedAt).Equal(edge.CreatedAt) || !slices.Equal(got.Tags, tags) {
 				t.Fatalf("GET %s = %+v, created %+v", ref, got, edge.Agent)
 			}
 		}
@@ -566,7 +566,7 @@ func TestMicroserviceCRUD(t *testing.T) {
 		}
 		var got inventory.Microservice
 		api.Do(http.MethodGet, "/api/v3/microservices/"+cart.UUID, nil).Want(http.StatusOK).Decode(&got)
-		if got.UUID != cart.UUID || !got.CreatedAt.Equal(cart.CreatedAt) || got.AgentUUID != a.UUID {
+		if got.UUID != cart.UUID || !time.Time(got.CreatedAt).Equal(cart.CreatedAt) || got.AgentUUID != a.UUID {
 			t.Fatalf("GET = %+v, created %+v", got, cart)
 		}
 		if n := rec.Calls(); n != 3 { // the three agent creates only

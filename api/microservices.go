@@ -28,7 +28,7 @@ func (s *Server) microserviceRoutes(g *gin.RouterGroup) {
 // agent named by n, and the reference controller's.
 func microserviceAnswer(m inventory.Microservice, n names) wire.Microservice {
 	return wire.Microservice{UUID: m.UUID, Application: m.Application, Name: m.Name, Agent: m.AgentUUID,
-		HostNetworkMode: m.HostNetworkMode, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		HostNetworkMode: m.HostNetworkMode, CreatedAt: wire.Time(m.CreatedAt), UpdatedAt: wire.Time(m.UpdatedAt),
 		AgentName: n.agent(m.AgentUUID), IofogMicroservice: iofogMicroservice(m)}
 }
 

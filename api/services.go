@@ -96,7 +96,7 @@ func (s *Server) serviceAnswer(svc service.Service, n names) wire.Service {
 		ProvisioningStatus: svc.ProvisioningStatus, ProvisioningError: svc.ProvisioningError,
 		Generation: svc.Generation, ObservedGeneration: svc.ObservedGeneration,
 		ReconcileRequest: svc.ReconcileRequest, ObservedReconcileRequest: svc.ObservedReconcileRequest,
-		CreatedAt: svc.CreatedAt, UpdatedAt: svc.UpdatedAt,
+		CreatedAt: wire.Time(svc.CreatedAt), UpdatedAt: wire.Time(svc.UpdatedAt),
 		Placement: &wire.Placement{ConnectorAgent: svc.Placement.ConnectorSite, HubAgent: svc.Placement.HubSite,
 			ConnectorAgentName: n.agent(svc.Placement.ConnectorSite), HubAgentName: n.agent(svc.Placement.HubSite)},
 		ResourceName: n.resource(svc.Spec), DefaultBridgeName: n.bridge(svc.Spec),

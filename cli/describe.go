@@ -247,8 +247,8 @@ func (d describer) service(ctx context.Context, name string) error {
 		d.field("Note", s.ProvisioningMessage)
 	}
 	d.field("Generation", fmt.Sprintf("%d (observed %d)", s.Generation, s.ObservedGeneration))
-	d.field("Created", fmt.Sprintf("%s (%s ago)", s.CreatedAt.Local().Format(time.RFC3339), age(s.CreatedAt, now)))
-	d.field("Updated", fmt.Sprintf("%s (%s ago)", s.UpdatedAt.Local().Format(time.RFC3339), age(s.UpdatedAt, now)))
+	d.field("Created", moment(s.CreatedAt, now))
+	d.field("Updated", moment(s.UpdatedAt, now))
 	workflow := s.WorkflowID
 	if s.WorkflowNamespace != "" {
 		workflow += " (namespace " + s.WorkflowNamespace + ")"
@@ -309,7 +309,7 @@ func (d describer) failing(ctx context.Context, name string, now time.Time) erro
 	if f.before {
 		since = "since before"
 	}
-	d.field("Failing", fmt.Sprintf("%s %s (%s ago), %s", since, f.since.Local().Format(time.RFC3339), age(f.since, now),
+	d.field("Failing", fmt.Sprintf("%s %s, %s", since, moment(f.since, now),
 		plural(int(f.attempts), "failed attempt", "failed attempts")))
 	return nil
 }
@@ -322,7 +322,7 @@ const streakEvents = 50
 // its last ready (before, when the events read end first) and how many
 // passes failed.
 type streak struct {
-	since    time.Time
+	since    wire.Time
 	attempts int64
 	before   bool
 }
@@ -360,7 +360,7 @@ func compactJSON(raw json.RawMessage) string {
 }
 
 // ago is "5s ago", or none when t is nil.
-func ago(t *time.Time, now time.Time, none string) string {
+func ago(t *wire.Time, now time.Time, none string) string {
 	if t == nil {
 		return none
 	}
@@ -410,7 +410,7 @@ func (d describer) agent(ctx context.Context, name string) error {
 	d.field("Default router", yesNo(a.DefaultRouter))
 	d.field("Tags", strings.Join(a.Tags, ", "))
 	d.field("Upstream routers", strings.Join(a.UpstreamRouterNames, ", "))
-	d.field("Created", fmt.Sprintf("%s (%s ago)", a.CreatedAt.Local().Format(time.RFC3339), age(a.CreatedAt, now)))
+	d.field("Created", moment(a.CreatedAt, now))
 	d.field("Router side", routerSide(a.Router, now))
 	if r := a.Router; r != nil {
 		if r.Error != "" {

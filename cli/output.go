@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"svcbridge/wire"
 )
 
 // printJSON prints a raw API answer indented, as it is.
@@ -137,11 +139,11 @@ func tableCell(c string) string {
 func (t *table) flush() error { return t.tw.Flush() }
 
 // age is a short human duration since t: 42s, 5m, 3h, 2d.
-func age(t time.Time, now time.Time) string {
-	if t.IsZero() {
+func age(t wire.Time, now time.Time) string {
+	if time.Time(t).IsZero() {
 		return "-"
 	}
-	d := now.Sub(t)
+	d := now.Sub(time.Time(t))
 	if d < 0 {
 		d = 0
 	}
@@ -154,6 +156,11 @@ func age(t time.Time, now time.Time) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// moment is t in the local zone, and how long ago it was.
+func moment(t wire.Time, now time.Time) string {
+	return fmt.Sprintf("%s (%s ago)", time.Time(t).Local().Format(time.RFC3339), age(t, now))
 }
 
 func yesNo(b bool) string {

@@ -278,7 +278,7 @@ func TestCLIWatchResumesAfterAReconnect(t *testing.T) {
 // listener (as its router side says, or the agent acknowledged), and ends
 // at once, naming the agent and reason, when a router refused it.
 func TestCLIRolloutWaitsForEveryAgent(t *testing.T) {
-	ack := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ack := wire.Time(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	yes, no := true, false
 	entry := func(name string, listening bool, wanted *bool, acked bool, rollout, reason string) DistributionEntry {
 		e := DistributionEntry{AgentName: name, Listening: listening, Wanted: wanted, Rollout: rollout, RolloutReason: reason}

@@ -100,6 +100,6 @@ func (r RouterReport) Shown() *wire.AgentRouter {
 	if failed == nil {
 		failed = []wire.FailedBridge{}
 	}
-	return &wire.AgentRouter{ReportedAt: r.ReportedAt, AppliedChange: r.AppliedSeq, Lagging: r.Lagging(), Error: r.Error,
+	return &wire.AgentRouter{ReportedAt: wire.Time(r.ReportedAt), AppliedChange: r.AppliedSeq, Lagging: r.Lagging(), Error: r.Error,
 		Failed: failed, TCPListeners: r.TCPListeners, TCPConnectors: r.TCPConnectors}
 }

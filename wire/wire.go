@@ -7,10 +7,7 @@
 // marks a value that is null when unset.
 package wire
 
-import (
-	"encoding/json"
-	"time"
-)
+import "encoding/json"
 
 // Error is the body of every error answer: the ioFog controller's
 // envelope.
@@ -56,10 +53,10 @@ type Service struct {
 	// ObservedReconcileRequest is the count the last finished reconcile
 	// read when it began: once it reaches a request's number, the status
 	// is that request's answer.
-	ReconcileRequest         int64     `json:"reconcileRequest"`
-	ObservedReconcileRequest int64     `json:"observedReconcileRequest"`
-	CreatedAt                time.Time `json:"createdAt"`
-	UpdatedAt                time.Time `json:"updatedAt"`
+	ReconcileRequest         int64 `json:"reconcileRequest"`
+	ObservedReconcileRequest int64 `json:"observedReconcileRequest"`
+	CreatedAt                Time  `json:"createdAt"`
+	UpdatedAt                Time  `json:"updatedAt"`
 	// Placement is always sent (a DeletingService has none).
 	Placement *Placement `json:"placement"`
 	// ResourceName and DefaultBridgeName are resource and defaultBridge as
@@ -132,11 +129,11 @@ type DistributionEntry struct {
 	// router that holds its hub listener, "" when nothing selects it now.
 	Reason string `json:"reason"`
 	// WrittenAt is when the listener was last written; nil until it is.
-	WrittenAt *time.Time `json:"writtenAt"`
+	WrittenAt *Time `json:"writtenAt"`
 	// AcknowledgedAt is when the agent acknowledged the change that wrote
 	// it (PATCH /agent/config/changes with lastUpdated at least that
 	// change's); nil until then.
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+	AcknowledgedAt *Time `json:"acknowledgedAt"`
 	// Rollout is how far the listener has got on the agent's router:
 	// applied (its router side reported the router holds it),
 	// acknowledged (the agent, which has no router side, acknowledged
@@ -156,11 +153,11 @@ type AgentService struct {
 	Reason     string `json:"reason"`
 	Listening  bool   `json:"listening"`
 	// Wanted, as DistributionEntry's.
-	Wanted    *bool      `json:"wanted"`
-	WrittenAt *time.Time `json:"writtenAt"`
+	Wanted    *bool `json:"wanted"`
+	WrittenAt *Time `json:"writtenAt"`
 	// Acknowledged: the agent applied the change that wrote the listener.
-	Acknowledged   bool       `json:"acknowledged"`
-	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+	Acknowledged   bool  `json:"acknowledged"`
+	AcknowledgedAt *Time `json:"acknowledgedAt"`
 	// Rollout and RolloutReason, as DistributionEntry's.
 	Rollout       string `json:"rollout,omitempty"`
 	RolloutReason string `json:"rolloutReason,omitempty"`
@@ -219,9 +216,9 @@ type Agent struct {
 	DefaultRouter bool     `json:"defaultRouter"`
 	Tags          []string `json:"tags"`
 	// UpstreamRouters are agent uuids.
-	UpstreamRouters []string  `json:"upstreamRouters"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
+	UpstreamRouters []string `json:"upstreamRouters"`
+	CreatedAt       Time     `json:"createdAt"`
+	UpdatedAt       Time     `json:"updatedAt"`
 	// UpstreamRouterNames are UpstreamRouters' names, in their order.
 	UpstreamRouterNames []string `json:"upstreamRouterNames"`
 	// Links are the uuids of the routers its router links to: its
@@ -237,13 +234,13 @@ type Agent struct {
 
 // ConfigChange is an agent's newest router config change.
 type ConfigChange struct {
-	ChangedAt    time.Time `json:"changedAt"`
-	Acknowledged bool      `json:"acknowledged"`
+	ChangedAt    Time `json:"changedAt"`
+	Acknowledged bool `json:"acknowledged"`
 }
 
 // AgentRouter is what an agent's router side last reported.
 type AgentRouter struct {
-	ReportedAt time.Time `json:"reportedAt"`
+	ReportedAt Time `json:"reportedAt"`
 	// AppliedChange is the agent's change (lastUpdated) the router holds;
 	// nil while it holds none. Lagging: a later change is not applied yet.
 	AppliedChange *int64 `json:"appliedChange"`
@@ -275,13 +272,13 @@ type AgentToken struct {
 // Microservice is a microservice as the API answers it (the items of
 // MicroserviceList).
 type Microservice struct {
-	UUID            string    `json:"uuid"`
-	Application     string    `json:"application"`
-	Name            string    `json:"name"`
-	Agent           string    `json:"agent"` // uuid
-	HostNetworkMode bool      `json:"hostNetworkMode"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
+	UUID            string `json:"uuid"`
+	Application     string `json:"application"`
+	Name            string `json:"name"`
+	Agent           string `json:"agent"` // uuid
+	HostNetworkMode bool   `json:"hostNetworkMode"`
+	CreatedAt       Time   `json:"createdAt"`
+	UpdatedAt       Time   `json:"updatedAt"`
 	// AgentName is Agent's name.
 	AgentName string `json:"agentName"`
 	// The reference controller's fields, so that ioFog clients read
@@ -298,9 +295,9 @@ type Event struct {
 	Generation int64  `json:"generation,omitempty"`
 	// Count is how many times the event happened in a row;
 	// FirstTimestamp and LastTimestamp when it first and last did.
-	Count          int64     `json:"count"`
-	FirstTimestamp time.Time `json:"firstTimestamp"`
-	LastTimestamp  time.Time `json:"lastTimestamp"`
+	Count          int64 `json:"count"`
+	FirstTimestamp Time  `json:"firstTimestamp"`
+	LastTimestamp  Time  `json:"lastTimestamp"`
 }
 
 // Readiness is the answer of /readyz. Temporal is absent when the store
