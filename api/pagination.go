@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -101,8 +102,8 @@ func continueToken(key []string) string {
 
 // showEach is serveList's show of answer, applied to each item, with the
 // names of what the items refer to (refer adds those of one).
-func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), answer func(T, names) A) func([]T) (func(int) any, error) {
-	return func(items []T) (func(int) any, error) {
+func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), answer func(T, names) A) func([]T) (func(int, *A) any, error) {
+	return func(items []T) (func(int, *A) any, error) {
 		var refs nameRefs
 		for _, it := range items {
 			refer(&refs, it)
@@ -111,9 +112,9 @@ func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), ans
 		if err != nil {
 			return nil, err
 		}
-		return func(i int) any {
-			a := answer(items[i], n)
-			return &a
+		return func(i int, a *A) any {
+			*a = answer(items[i], n)
+			return a
 		}, nil
 	}
 }
@@ -138,19 +139,20 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // serveList answers a list route: the page of what read returns that c
 // asks for (?limit=, ?continue=; the next page's token in
 // ContinueHeader), or with ?watch=true its changes as they come (see
-// watch). Items are sorted by key; show(page)(i) is how the page's item i
-// is shown (show may read what the page refers to; the function it returns
-// is called from several goroutines at once, see writeJSONArray). read may
+// watch). Items are sorted by key; show(page)(i, v) is how the page's item
+// i is shown, in v or from it (show may read what the page refers to; the
+// function it returns is called from several goroutines at once, see
+// writeJSONArray). read may
 // narrow what it reads to the page it is given (at least its limit+1 items
 // after its key, when there are that many); a watch reads everything.
 // A bad query is a 400.
-func serveList[T any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int) any, error)) {
+func serveList[T, V any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int, *V) any, error)) {
 	serveListIn(s, c, "", read, key, show)
 }
 
 // serveListIn is serveList answering the page as {"<field>": [...]}, as
 // the reference controller lists some kinds; "" answers the bare array.
-func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int) any, error)) {
+func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int, *V) any, error)) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -171,9 +173,10 @@ func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.
 				return nil, err
 			}
 			out := make([]watchItem, len(items))
+			var v V
 			for i, it := range items {
 				k, _ := json.Marshal(key(it))
-				object, err := json.Marshal(shown(i))
+				object, err := json.Marshal(shown(i, &v))
 				if err != nil {
 					return nil, err
 				}
@@ -201,13 +204,14 @@ func serveListIn[T any](s *Server, c *gin.Context, field string, read func(*gin.
 }
 
 // writeJSONArray answers n items as c.JSON would answer them as a list
-// (under the object key field unless it is ""), item i as item(i) shows
-// it. A long list is encoded in runs of encodeRun items, on as many cores
-// as there are, into a few reused buffers written in order as they fill:
-// encoding is most of a list of thousands, which is never held whole in
-// memory a second time. item may be called from several goroutines at
-// once.
-func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
+// (under the object key field unless it is ""), item i as item(i, v)
+// shows it, in or from v: a value each run reuses, so that showing
+// thousands allocates a few. A long list is encoded in runs of encodeRun
+// items, on as many cores as there are, into a few reused buffers written
+// in order as they fill: encoding is most of a list of thousands, which
+// is never held whole in memory a second time. item may be called from
+// several goroutines at once, each with its own v.
+func writeJSONArray[V any](c *gin.Context, field string, n int, item func(int, *V) any) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := bufio.NewWriterSize(c.Writer, 32<<10)
@@ -220,9 +224,11 @@ func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
 	w.WriteByte('[')
 	runs := (n + encodeRun - 1) / encodeRun
 	if runs <= 1 {
-		var buf bytes.Buffer
-		encodeItems(&buf, 0, n, item)
+		buf := encodeBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		encodeItems(buf, 0, n, item)
 		w.Write(buf.Bytes())
+		encodeBuffers.Put(buf)
 	} else {
 		encodeRuns(w, runs, n, item)
 	}
@@ -237,11 +243,16 @@ func writeJSONArray(c *gin.Context, field string, n int, item func(int) any) {
 // 700 KB of services.
 const encodeRun = 1000
 
+// encodeBuffers keeps the buffers lists were encoded into for the lists
+// after them, until a collection: a list of thousands would otherwise
+// allocate megabytes of buffers it grows again each time.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // encodeRuns writes the runs of n items to w in order, encoded by up to
 // GOMAXPROCS goroutines, each run into one of a few buffers that w's
 // write frees. A panic of item's goes on in the caller's goroutine, as it
 // would without them (gin recovers it there).
-func encodeRuns(w io.Writer, runs, n int, item func(int) any) {
+func encodeRuns[V any](w io.Writer, runs, n int, item func(int, *V) any) {
 	type encoded struct {
 		buf      *bytes.Buffer
 		panicked any
@@ -249,7 +260,7 @@ func encodeRuns(w io.Writer, runs, n int, item func(int) any) {
 	workers := min(runtime.GOMAXPROCS(0), runs)
 	free := make(chan *bytes.Buffer, workers+1)
 	for range workers + 1 {
-		free <- new(bytes.Buffer)
+		free <- encodeBuffers.Get().(*bytes.Buffer)
 	}
 	done := make([]chan encoded, runs)
 	for r := range done {
@@ -293,17 +304,21 @@ func encodeRuns(w io.Writer, runs, n int, item func(int) any) {
 		w.Write(e.buf.Bytes())
 		free <- e.buf
 	}
+	for range workers + 1 { // every worker gives its last buffer back
+		encodeBuffers.Put(<-free)
+	}
 }
 
 // encodeItems appends items from to to (exclusive) to buf, comma-separated,
 // with a comma first unless from is the first item.
-func encodeItems(buf *bytes.Buffer, from, to int, item func(int) any) {
+func encodeItems[V any](buf *bytes.Buffer, from, to int, item func(int, *V) any) {
 	enc := json.NewEncoder(buf) // escapes HTML as json.Marshal does
+	var v V
 	for i := from; i < to; i++ {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(item(i)); err != nil {
+		if err := enc.Encode(item(i, &v)); err != nil {
 			panic(err) // wire types of strings, numbers and raw JSON
 		}
 		buf.Truncate(buf.Len() - 1) // without Encode's newline

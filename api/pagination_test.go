@@ -226,7 +226,10 @@ func TestWriteJSONArrayInRuns(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(rec)
-		writeJSONArray(c, "items", n, func(i int) any { return &want[i] })
+		writeJSONArray(c, "items", n, func(i int, v *item) any { // as lists show: into the run's value
+			*v = want[i]
+			return v
+		})
 		wantBody, _ := json.Marshal(map[string][]item{"items": want})
 		if rec.Body.String() != string(wantBody) {
 			t.Fatalf("%d items: answered %.200s…, want %.200s…", n, rec.Body.String(), wantBody)
@@ -238,7 +241,7 @@ func TestWriteJSONArrayInRuns(t *testing.T) {
 			t.Fatalf("recovered %v, want item 2500's panic", p)
 		}
 	}()
-	writeJSONArray(c, "", 4*encodeRun, func(i int) any {
+	writeJSONArray(c, "", 4*encodeRun, func(i int, _ *int) any {
 		if i == 2500 {
 			panic("item 2500")
 		}

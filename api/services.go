@@ -127,7 +127,7 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (func(int) any, error) {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (func(int, *wire.Service) any, error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		var refs nameRefs
 		for _, svc := range page {
@@ -138,9 +138,9 @@ func (s *Server) listServices(c *gin.Context) {
 			return nil, err
 		}
 		note := s.waitNote(c.Request.Context(), page)
-		return func(i int) any {
-			v := s.view(page[i], n, note)
-			return shown(&v)
+		return func(i int, v *wire.Service) any {
+			*v = s.view(page[i], n, note)
+			return shown(v)
 		}, nil
 	})
 }
