@@ -33,30 +33,26 @@ func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 
 // GetAgent finds an agent by name, else by uuid.
 func (t *Tx) GetAgent(ctx context.Context, nameOrUUID string) (inventory.Agent, error) {
-	var a inventory.Agent
-	if err := t.agentByRef(ctx, &a, agentCols, nameOrUUID); err != nil {
-		return a, err
-	}
-	agents := []inventory.Agent{a}
-	err := t.fillAgents(ctx, agents)
-	return agents[0], err
+	return nameElseUUID(func(cond string) (inventory.Agent, error) { return t.agentWhere(ctx, cond, nameOrUUID) })
 }
 
 // AgentUUID turns a reference to an agent, its name or else its uuid, into
 // its uuid.
 func (t *Tx) AgentUUID(ctx context.Context, nameOrUUID string) (string, error) {
-	var uuid string
-	return uuid, t.agentByRef(ctx, &uuid, "uuid", nameOrUUID)
+	return nameElseUUID(func(cond string) (uuid string, err error) {
+		return uuid, t.get(ctx, &uuid, `SELECT uuid FROM agents WHERE `+cond, nameOrUUID)
+	})
 }
 
-// agentByRef reads cols of the agent named nameOrUUID, else of the one
-// with that uuid, into dest.
-func (t *Tx) agentByRef(ctx context.Context, dest any, cols, nameOrUUID string) error {
-	err := t.get(ctx, dest, `SELECT `+cols+` FROM agents WHERE name = ?`, nameOrUUID)
+// nameElseUUID is what read, given a condition on agents whose one
+// parameter is a reference, reads of the agent the reference names: the
+// agent of that name, else the one with that uuid.
+func nameElseUUID[T any](read func(cond string) (T, error)) (T, error) {
+	v, err := read(`name = ?`)
 	if errors.Is(err, ErrNotFound) {
-		err = t.get(ctx, dest, `SELECT `+cols+` FROM agents WHERE uuid = ?`, nameOrUUID)
+		v, err = read(`uuid = ?`)
 	}
-	return err
+	return v, err
 }
 
 // AgentByTokenHash finds the agent a credential belongs to.
@@ -271,15 +267,21 @@ func (t *Tx) DeleteAgent(ctx context.Context, uuid string) error {
 
 // AgentByUUID finds an agent by uuid only.
 func (t *Tx) AgentByUUID(ctx context.Context, uuid string) (inventory.Agent, error) {
-	// With its lists in one statement, where fillAgents takes three: a
-	// service's GET and a pass on an agent read one agent.
+	return t.agentWhere(ctx, `uuid = ?`, uuid)
+}
+
+// agentWhere reads the agent that cond (on agents, with arg its one
+// parameter) selects, with its lists in one statement where fillAgents
+// takes three for any number: a service's GET, a pass and an agent's GET
+// read one agent.
+func (t *Tx) agentWhere(ctx context.Context, cond string, arg any) (inventory.Agent, error) {
 	var r struct {
 		inventory.Agent
 		TagList      []byte `db:"tags"`
 		UpstreamList []byte `db:"upstreams"`
 	}
 	err := t.get(ctx, &r, `SELECT `+agentCols+`, `+t.tagsOf("agent_tags", "agent_uuid", "agents.uuid")+` AS tags, `+
-		t.listOf("agent_upstreams", "agent_uuid", "agents.uuid", "upstream_uuid")+` AS upstreams FROM agents WHERE uuid = ?`, uuid)
+		t.listOf("agent_upstreams", "agent_uuid", "agents.uuid", "upstream_uuid")+` AS upstreams FROM agents WHERE `+cond, arg)
 	if err != nil {
 		return inventory.Agent{}, err
 	}

@@ -136,3 +136,66 @@ func TestAgentRows(t *testing.T) {
 		}
 	})
 }
+
+// TestAnAgentReadsAlikeEveryWay: an agent read by name, by uuid, for one
+// (a service's GET, a pass) or in the list is the same agent: its tags and
+// upstream routers in their stored order, empty lists where it has none;
+// and a reference that is one agent's name and another's uuid names the
+// first, as every request resolves it.
+func TestAnAgentReadsAlikeEveryWay(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := storetest.Open(t, dialect)
+		hub := agent("a-1", "hub", inventory.RouterInterior, true)
+		edge := agent("a-2", "edge", inventory.RouterEdge, false)
+		edge.Tags, edge.UpstreamRouters = []string{"zone: b", "zone: a", "checkout"}, []string{"a-3", "a-1"}
+		core := agent("a-3", "a-2", inventory.RouterInterior, false) // named as edge's uuid
+		core.UpstreamRouters = []string{"a-1"}
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			for i, a := range []*inventory.Agent{hub, core, edge} {
+				if err := tx.CreateAgent(ctx, a, fmt.Sprint("h", i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			listed, err := tx.ListAgents(ctx)
+			if err != nil {
+				return err
+			}
+			for i, want := range []*inventory.Agent{core, edge, hub} { // by name
+				got := map[string]func() (inventory.Agent, error){
+					"listed":       func() (inventory.Agent, error) { return listed[i], nil },
+					"by name":      func() (inventory.Agent, error) { return tx.GetAgent(ctx, want.Name) },
+					"by uuid only": func() (inventory.Agent, error) { return tx.AgentByUUID(ctx, want.UUID) },
+				}
+				if want != edge { // edge's uuid is core's name
+					got["by uuid"] = func() (inventory.Agent, error) { return tx.GetAgent(ctx, want.UUID) }
+				}
+				for how, read := range got {
+					a, err := read()
+					if err != nil {
+						return fmt.Errorf("%s %s: %w", want.Name, how, err)
+					}
+					if a.UUID != want.UUID || a.Name != want.Name || a.RouterMode != want.RouterMode || a.DefaultRouter != want.DefaultRouter ||
+						a.Tags == nil || !slices.Equal(a.Tags, want.Tags) || a.UpstreamRouters == nil || !slices.Equal(a.UpstreamRouters, want.UpstreamRouters) {
+						t.Errorf("%s %s: %+v, want %+v", want.Name, how, a, *want)
+					}
+				}
+			}
+			if a, err := tx.GetAgent(ctx, "a-2"); err != nil || a.UUID != core.UUID {
+				t.Errorf(`GetAgent("a-2") = %s (%v), want the agent named a-2 (%s), not the one with that uuid`, a.UUID, err, core.UUID)
+			}
+			if id, err := tx.AgentUUID(ctx, "a-2"); err != nil || id != core.UUID {
+				t.Errorf(`AgentUUID("a-2") = %s (%v), want %s`, id, err, core.UUID)
+			}
+			if id, err := tx.AgentUUID(ctx, "edge"); err != nil || id != edge.UUID {
+				t.Errorf(`AgentUUID("edge") = %s (%v), want %s`, id, err, edge.UUID)
+			}
+			if _, err := tx.GetAgent(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf(`GetAgent("nobody"): %v, want ErrNotFound`, err)
+			}
+			return nil
+		})
+	})
+}
