@@ -142,10 +142,9 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // watch). Items are sorted by key; show(page)(i, v) is how the page's item
 // i is shown, in v or from it (show may read what the page refers to; the
 // function it returns is called from several goroutines at once, see
-// writeJSONArray). read may
-// narrow what it reads to the page it is given (at least its limit+1 items
-// after its key, when there are that many); a watch reads everything.
-// A bad query is a 400.
+// writeJSONArray). read may narrow what it reads to the page it is given
+// (at least its limit+1 items after its key, when there are that many); a
+// watch reads everything. A bad query is a 400.
 func serveList[T, V any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int, *V) any, error)) {
 	serveListIn(s, c, "", read, key, show)
 }
