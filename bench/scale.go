@@ -274,15 +274,20 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 		want[name] = true
 	}
 	interval := max(b.cfg.Poll, 100*time.Millisecond)
-	deadline := time.Now().Add(b.cfg.ReadyTimeout)
+	start := time.Now()
+	deadline := start.Add(b.cfg.ReadyTimeout)
 	reported := map[string]bool{}
+	first := -1.0 // the pending gauge's first reading
 	for {
-		// The server's pending gauge is one cheap count; the list, whose
-		// cost grows with the services, is read once it says none is left.
-		if b.serverPending(ctx) > 0 && time.Now().Before(deadline) {
+		// The server's pending gauge is one count; the list, whose cost
+		// grows with the services, is read once it says none is left.
+		if p := b.serverPending(ctx); p > 0 && time.Now().Before(deadline) {
+			if first < 0 {
+				first = p
+			}
 			select {
 			case <-ctx.Done():
-			case <-time.After(interval):
+			case <-time.After(pendingProbeWait(interval, p, first-p, time.Since(start))):
 			}
 			continue
 		}
@@ -324,6 +329,23 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 		case <-time.After(interval):
 		}
 	}
+}
+
+// pendingProbeWait is how long waitReady waits to read the server's
+// pending gauge again, with pending services left of which settled
+// settled in elapsed since its first reading: a tenth of the time the
+// rest would take at that rate, from interval (also while none settled
+// yet) to a second. A reading is the server's whole /metrics, milliseconds
+// of its CPU: read every interval through the tail of a fill the server
+// outran its worker in, the readings were a tenth of the api's CPU the
+// bench measured. Near the end they are interval apart again, so the
+// last service to settle is seen as soon as before.
+func pendingProbeWait(interval time.Duration, pending, settled float64, elapsed time.Duration) time.Duration {
+	if settled <= 0 || elapsed <= 0 {
+		return interval
+	}
+	left := time.Duration(pending / settled * float64(elapsed))
+	return min(max(left/10, interval), time.Second)
 }
 
 // The server is at rest once it used less than restCPU of a core over

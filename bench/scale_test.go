@@ -261,3 +261,26 @@ func TestBenchMetricSum(t *testing.T) {
 		t.Error("metricSum found a missing metric")
 	}
 }
+
+// TestPendingProbeWait: the pending gauge is read a tenth of the
+// expected rest of the wait apart, never less than the poll interval nor
+// more than a second, and every interval until a rate is known.
+func TestPendingProbeWait(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	for _, c := range []struct {
+		name             string
+		pending, settled float64
+		elapsed, want    time.Duration
+	}{
+		{"none settled yet", 2000, 0, 3 * time.Second, interval},
+		{"first reading", 2000, 0, 0, interval},
+		{"a long tail: at most a second", 1500, 100, 2 * time.Second, time.Second},
+		{"a tenth of what is left", 300, 600, 10 * time.Second, 500 * time.Millisecond},
+		{"near the end: the interval", 20, 1000, 10 * time.Second, interval},
+		{"the gauge went up (new creates): the interval", 500, -20, 5 * time.Second, interval},
+	} {
+		if got := pendingProbeWait(interval, c.pending, c.settled, c.elapsed); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -310,6 +310,13 @@ round() {
       jq -c --arg setup "$apis api + $workers worker" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {setup: $setup, load: $load}' <<<"$line"
     done >"$OUT/scale-$tag.jsonl" || status=$?
   cpu_end "round $tag: bench ran" "exit $status, the deletes at its end included" >"$OUT/cpu-$tag.txt"
+  # The bench's own reads of /metrics (its readings of the pending gauge
+  # and its counters) are in the apis' CPU above: how many there were.
+  local url reads=0
+  for url in "${api_urls[@]}"; do
+    reads=$((reads + $(curl -fsS "$url/metrics" | awk '$1 ~ /^svcbridge_http_requests_total\{/ && $1 ~ /route="\/metrics"/ { n += $2 } END { print n + 0 }')))
+  done
+  echo "  the bench's reads of the apis' /metrics: $reads" >>"$OUT/cpu-$tag.txt"
   stop_all
 }
 
@@ -332,7 +339,7 @@ if [ "$SCENARIO" = ratio ]; then
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
   for i in $(seq "${PAIRS:-2}"); do
     floor=$(jq -r .fill_rate_per_s "$OUT/floor-$i.jsonl")
-    own=$(tail -n 1 "$OUT/cpu-1x1-$i.txt" | awk '{ print $NF }')
+    own=$(awk '$1 == "svcbridge'"'"'s" && $2 == "own" { print $NF }' "$OUT/cpu-1x1-$i.txt")
     tf=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-floor-$i.txt")
     ts=$(awk '$1 == "temporal" { print $2 }' "$OUT/cpu-1x1-$i.txt")
     # (the "Temporal:" line of cpu_end: events each is its 5th field, fetches per 1,000 signals its 12th)
