@@ -332,10 +332,10 @@ func (b *bench) waitReady(ctx context.Context, names []string) (ready, failed, p
 }
 
 // pendingProbeWait is how long waitReady waits to read the server's
-// pending gauge again, with pending services left of which settled
-// settled in elapsed since its first reading: a tenth of the time the
-// rest would take at that rate, from interval (also while none settled
-// yet) to a second. A reading is the server's whole /metrics, milliseconds
+// pending gauge again, when pending services are left and settled others
+// settled in the elapsed time since its first reading: a tenth of the
+// time the rest would take at that rate, from interval (also while none
+// has settled yet) to a second. A reading is the server's whole /metrics, milliseconds
 // of its CPU: read every interval through the tail of a fill the server
 // outran its worker in, the readings were a tenth of the api's CPU the
 // bench measured. Near the end they are interval apart again, so the
