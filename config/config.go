@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -42,6 +43,7 @@ type Config struct {
 	TagPrefix         string
 	ResyncInterval    time.Duration
 	MetricsListen     string
+	DebugListen       string
 	AuthTokensFile    string
 	OIDCIssuer        string
 	OIDCAudience      string
@@ -122,6 +124,7 @@ var Settings = []Setting{
 	{"oidc-client-secret", "OIDC_CLIENT_SECRET", "", "api: that client's secret (empty for a public client)"},
 	{"drift-interval", "DRIFT_INTERVAL", "10m", "worker: how often every router config is checked and repaired (a Go duration; 0 turns the check off)"},
 	{"metrics-listen", "METRICS_LISTEN", "", "worker: address of a /metrics and /healthz listener (empty: none; api and dev serve /metrics on LISTEN)"},
+	{"debug-listen", "DEBUG_LISTEN", "", "api, dev, worker: loopback address of a listener serving Go's profiles at /debug/pprof/ (empty: none)"},
 	{"watch-max", "WATCH_MAX", "256", "api, dev: most watches (?watch=true) open at once in one process (429 above it)"},
 	{"watch-max-per-client", "WATCH_MAX_PER_CLIENT", "16", "api, dev: most watches open at once for one user (429 above it)"},
 	{"watch-buffer", "WATCH_BUFFER", "30", "api, dev: how many reads (one a second) of changes a watcher may fall behind before its watch ends with an ERROR event"},
@@ -233,6 +236,11 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		return c, bad("drift-interval", "DRIFT_INTERVAL", "must be a Go duration such as 10m, or 0 to turn the check off")
 	}
 	c.MetricsListen = get("metrics-listen")
+	if c.DebugListen = get("debug-listen"); c.DebugListen != "" {
+		if why := LoopbackProblem(c.DebugListen); why != "" {
+			return c, bad("debug-listen", "DEBUG_LISTEN", why)
+		}
+	}
 	c.AuthTokensFile, c.OIDCIssuer, c.OIDCAudience, c.OIDCRoleClaim =
 		get("auth-tokens-file"), get("oidc-issuer"), get("oidc-audience"), get("oidc-role-claim")
 	if c.OIDCIssuer != "" && c.OIDCAudience == "" {
@@ -400,4 +408,19 @@ func port(s string) (int, error) {
 func ParsePortRange(s string) (store.PortRange, error) {
 	r, err := importer.ParsePorts(s)
 	return store.PortRange{First: r.First, Last: r.Last}, err
+}
+
+// LoopbackProblem says why addr (host:port) is not an address on
+// loopback only, "" when it is. Go's profiles show what a process holds,
+// tokens and keys included, so they are served to the host (or pod)
+// alone: ssh -L or kubectl port-forward reaches them.
+func LoopbackProblem(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "must be host:port, such as 127.0.0.1:6060"
+	}
+	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
+		return "must be a loopback address, such as 127.0.0.1:6060 (profiles show the process's memory, secrets included); reach it with ssh -L or kubectl port-forward"
+	}
+	return ""
 }

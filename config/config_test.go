@@ -58,6 +58,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		"HTTP_READ_TIMEOUT":      {"--http-read-timeout", "0"},
 		"HTTP_WRITE_TIMEOUT":     {"--http-write-timeout", "soon"},
 		"HTTP_MAX_HEADER_BYTES":  {"--http-max-header-bytes", "100"},
+		"DEBUG_LISTEN":           {"--debug-listen", "0.0.0.0:6060"},
 		"TRUSTED_PROXIES":        {"--trusted-proxies", "10.0.0.0/8, ingress"},
 	}
 	for env, args := range cases {
@@ -198,6 +199,28 @@ func TestEverySettingHasOneGroup(t *testing.T) {
 		}
 		if fs.Lookup("database-url") == nil || fs.Lookup("log-level") == nil {
 			t.Errorf("%s lacks a shared setting", c.role)
+		}
+	}
+}
+
+// TestLoopbackProblem: profiles are served on loopback only, whatever
+// spelling of an address an operator gives.
+func TestLoopbackProblem(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:6060":          true,
+		"127.0.0.2:0":             true,
+		"[::1]:6060":              true,
+		"localhost:6060":          true,
+		"0.0.0.0:6060":            false,
+		":6060":                   false, // every address
+		"[::]:6060":               false,
+		"10.0.0.5:6060":           false,
+		"example.com:6060":        false, // a name resolves to whatever DNS says
+		"127.0.0.1":               false, // no port
+		"[::ffff:127.0.0.1]:6060": true,
+	} {
+		if why := LoopbackProblem(addr); (why == "") != ok {
+			t.Errorf("LoopbackProblem(%q) = %q, want loopback %v", addr, why, ok)
 		}
 	}
 }

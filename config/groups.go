@@ -16,7 +16,7 @@ type Group struct {
 // first run changes.
 var Groups = []Group{
 	{"Embedded (dev)", true, []string{"data-dir", "temporal-port", "ui-port"}},
-	{"Listening", false, []string{"listen", "metrics-listen", "http-read-header-timeout", "http-read-timeout",
+	{"Listening", false, []string{"listen", "metrics-listen", "debug-listen", "http-read-header-timeout", "http-read-timeout",
 		"http-write-timeout", "http-idle-timeout", "http-max-header-bytes"}},
 	{"Request limits", false, []string{"watch-max", "watch-max-per-client", "watch-buffer",
 		"auth-failures-per-minute", "auth-failure-burst", "trusted-proxies"}},

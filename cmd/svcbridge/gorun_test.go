@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ func TestGoRunDev(t *testing.T) {
 	}
 	data := t.TempDir()
 	dev := goRun("dev", "--data-dir", data, "--listen", "127.0.0.1:0", "--temporal-port", "0", "--ui-port", "0",
-		"--database-url", "", "--log-level", "info", "--log-format", "text")
+		"--database-url", "", "--log-level", "info", "--log-format", "text", "--debug-listen", "127.0.0.1:0")
 	// go run does not pass a signal on to what it runs: its process group gets it.
 	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log := &proctest.Buffer{}
@@ -98,6 +99,34 @@ func TestGoRunDev(t *testing.T) {
 		out, err := goRun("version", "--server", url, "--token", admin).CombinedOutput()
 		if got := string(out); err != nil || got != "Client: "+want+"\nServer: "+want+"\n" {
 			t.Errorf("go run ./cmd/svcbridge version: %v\n%s\nwant client and server %s", err, got, want)
+		}
+	})
+
+	t.Run("profiles on DEBUG_LISTEN", func(t *testing.T) {
+		m := regexp.MustCompile(`msg="Go's profiles served" url=(http://127\.0\.0\.1:\d+/debug/pprof/)`).FindStringSubmatch(log.String())
+		if m == nil {
+			t.Fatalf("no log line naming the profiles' address:\n%s", log)
+		}
+		get := func(path string) (int, []byte) {
+			t.Helper()
+			resp, err := http.Get(m[1] + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, b
+		}
+		if code, b := get("heap?debug=1"); code != http.StatusOK || !strings.HasPrefix(string(b), "heap profile:") {
+			t.Errorf("heap profile: %d %.200s", code, b)
+		}
+		// A CPU profile is gzipped protobuf, as go tool pprof reads it.
+		if code, b := get("profile?seconds=1"); code != http.StatusOK || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("CPU profile: %d %.200q", code, b)
+		}
+		// The API's listener serves none of them.
+		if code, _ := callAPI(t, url, admin, "GET", "/debug/pprof/heap?debug=1", nil); code != http.StatusNotFound {
+			t.Errorf("the API's listener answers /debug/pprof/heap %d, want 404", code)
 		}
 	})
 

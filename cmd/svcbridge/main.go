@@ -57,6 +57,14 @@ func roleCmd(name, short string, run func(context.Context, config.Config) error)
 			if err != nil {
 				return err
 			}
+			at, stop, err := serveDebug(cfg.DebugListen)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			if at != nil {
+				newLogger(cfg).Info("Go's profiles served", "url", "http://"+at.String()+"/debug/pprof/")
+			}
 			// Whatever an error quotes, a secret setting is not printed.
 			return cfg.Redact(run(cmd.Context(), cfg))
 		},
