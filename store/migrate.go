@@ -24,7 +24,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	dialect := goose.DialectSQLite3
 	opts := []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler)),
-		goose.WithGoMigrations(byteOrderIndexes(s.dialect), serviceRowVersions(s.dialect))}
+		goose.WithGoMigrations(byteOrderIndexes(s.dialect), serviceRowVersions(s.dialect),
+			serviceTableVersion(s.dialect))}
 	if s.dialect == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
@@ -86,6 +87,19 @@ func serviceRowVersions(dialect string) *goose.Migration {
 				WHEN NEW.row_version = OLD.row_version BEGIN `+next+` END`),
 		migrationStep(`DROP TRIGGER services_row_version_update`, `DROP TRIGGER services_row_version_insert`,
 			`DROP TABLE service_row_version`, `ALTER TABLE services DROP COLUMN row_version`))
+}
+
+// serviceTableVersion is migration 18: on SQLite, a delete of a services
+// row moves migration 17's counter too, so the counter is the version of
+// the whole table (servicecache.go). Nothing to do on PostgreSQL.
+func serviceTableVersion(dialect string) *goose.Migration {
+	if dialect == Postgres {
+		return goose.NewGoMigration(18, nil, nil)
+	}
+	return goose.NewGoMigration(18,
+		migrationStep(`CREATE TRIGGER services_row_version_delete AFTER DELETE ON services
+			BEGIN UPDATE service_row_version SET n = n + 1; END`),
+		migrationStep(`DROP TRIGGER services_row_version_delete`))
 }
 
 // migrationStep is a Go migration's step: stmts in its transaction, in order.
