@@ -21,9 +21,10 @@ import (
 // are read here, once per answer, for every answer that refers to them.
 
 // nameRefs are the uuids an answer refers to, and the agents whose
-// routers' reports it shows (routers).
+// routers' reports it shows (routers). Sets: a list of 10,000 services
+// refers to a few agents 20,000 times.
 type nameRefs struct {
-	agents, microservices, routers []string
+	agents, microservices, routers uuidSet
 	// known are agents' names the caller read already (uuid -> name),
 	// which are not read again.
 	known map[string]string
@@ -32,22 +33,40 @@ type nameRefs struct {
 func (r *nameRefs) service(svc service.Service) {
 	switch svc.Type {
 	case service.TypeMicroservice:
-		r.microservices = append(r.microservices, svc.Resource)
+		r.microservices.add(svc.Resource)
 	case service.TypeAgent:
-		r.agents = append(r.agents, svc.Resource)
+		r.agents.add(svc.Resource)
 	}
 	if svc.DefaultBridge != service.DefaultBridge {
-		r.agents = append(r.agents, svc.DefaultBridge)
+		r.agents.add(svc.DefaultBridge)
 	}
-	r.agents = append(r.agents, svc.Placement.ConnectorSite, svc.Placement.HubSite)
+	r.agents.add(svc.Placement.ConnectorSite, svc.Placement.HubSite)
 }
 
 func (r *nameRefs) agent(a inventory.Agent) {
-	r.agents = append(r.agents, a.UpstreamRouters...)
-	r.routers = append(r.routers, a.UUID)
+	r.agents.add(a.UpstreamRouters...)
+	r.routers.add(a.UUID)
 }
 
-func (r *nameRefs) microservice(m inventory.Microservice) { r.agents = append(r.agents, m.AgentUUID) }
+func (r *nameRefs) microservice(m inventory.Microservice) { r.agents.add(m.AgentUUID) }
+
+// uuidSet is a set of uuids, without "".
+type uuidSet map[string]struct{}
+
+func (s *uuidSet) add(uuids ...string) {
+	for _, u := range uuids {
+		if u == "" {
+			continue
+		}
+		if *s == nil {
+			*s = uuidSet{}
+		}
+		(*s)[u] = struct{}{}
+	}
+}
+
+// sorted is the set's uuids in order.
+func (s uuidSet) sorted() []string { return slices.Sorted(maps.Keys(s)) }
 
 // names are the names of the agents and microservices an answer refers
 // to. A uuid that nothing answers to any more is shown as it is: still
@@ -67,15 +86,15 @@ type names struct {
 func readNames(ctx context.Context, tx *store.Tx, refs nameRefs) (names, error) {
 	var n names
 	var err error
-	unknown := slices.DeleteFunc(distinct(refs.agents), func(u string) bool { _, ok := refs.known[u]; return ok })
+	unknown := slices.DeleteFunc(refs.agents.sorted(), func(u string) bool { _, ok := refs.known[u]; return ok })
 	if n.agents, err = tx.AgentNames(ctx, unknown); err != nil {
 		return n, err
 	}
 	maps.Copy(n.agents, refs.known)
-	if n.microservices, err = tx.MicroserviceNames(ctx, distinct(refs.microservices)); err != nil {
+	if n.microservices, err = tx.MicroserviceNames(ctx, refs.microservices.sorted()); err != nil {
 		return n, err
 	}
-	if routers := distinct(refs.routers); len(routers) > 0 {
+	if routers := refs.routers.sorted(); len(routers) > 0 {
 		if n.routers, err = tx.RouterReports(ctx, routers); err != nil {
 			return n, err
 		}

@@ -163,12 +163,15 @@ func (s *Server) readServices(c *gin.Context, q pageQuery) ([]service.Service, e
 			return err
 		}
 		gone, err := tx.DeletingServicesAfter(ctx, after, limit)
-		for _, name := range gone {
-			svcs = append(svcs, deleting(name))
+		if len(gone) > 0 { // else svcs, sorted, may be the store's own: read-only
+			svcs = slices.Clone(svcs)
+			for _, name := range gone {
+				svcs = append(svcs, deleting(name))
+			}
+			slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
 		}
 		return err
 	})
-	slices.SortFunc(svcs, func(a, b service.Service) int { return strings.Compare(a.Name, b.Name) })
 	return svcs, err
 }
 
