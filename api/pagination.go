@@ -162,6 +162,11 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 		return
 	}
 	if watch {
+		// The objects of the feed's last read, by key: a feed reads its
+		// list every second, and most items encode as they did (its reads
+		// are one at a time, see watchHub.run).
+		var last map[string]json.RawMessage
+		var scratch []byte
 		s.watch(c, func(c *gin.Context) ([]watchItem, error) {
 			items, err := read(c, pageQuery{})
 			if err != nil {
@@ -172,15 +177,21 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 				return nil, err
 			}
 			out := make([]watchItem, len(items))
+			now := make(map[string]json.RawMessage, len(items))
 			var v V
 			for i, it := range items {
 				k, _ := json.Marshal(key(it))
-				object, err := json.Marshal(shown(i, &v))
-				if err != nil {
+				if scratch, err = appendJSON(scratch[:0], shown(i, &v)); err != nil {
 					return nil, err
 				}
+				object, ok := last[string(k)]
+				if !ok || !bytes.Equal(object, scratch) {
+					object = bytes.Clone(scratch)
+				}
 				out[i] = watchItem{key: string(k), object: object}
+				now[out[i].key] = object
 			}
+			last = now
 			return out, nil
 		})
 		return
@@ -315,27 +326,28 @@ type jsonAppender interface {
 	AppendJSON([]byte) ([]byte, error)
 }
 
+// appendJSON appends x to b as json.Marshal encodes it: by x's own
+// AppendJSON when it has one.
+func appendJSON(b []byte, x any) ([]byte, error) {
+	if a, ok := x.(jsonAppender); ok {
+		return a.AppendJSON(b)
+	}
+	out, err := json.Marshal(x)
+	return append(b, out...), err
+}
+
 // encodeItems appends items from to to (exclusive) to buf, comma-separated,
 // with a comma first unless from is the first item.
 func encodeItems[V any](buf *bytes.Buffer, from, to int, item func(int, *V) any) {
-	enc := json.NewEncoder(buf) // escapes HTML as json.Marshal does
 	var v V
 	for i := from; i < to; i++ {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		var err error
-		shown := item(i, &v)
-		if a, ok := shown.(jsonAppender); ok {
-			var b []byte
-			if b, err = a.AppendJSON(buf.AvailableBuffer()); err == nil {
-				buf.Write(b)
-			}
-		} else if err = enc.Encode(shown); err == nil {
-			buf.Truncate(buf.Len() - 1) // without Encode's newline
-		}
+		b, err := appendJSON(buf.AvailableBuffer(), item(i, &v))
 		if err != nil {
 			panic(err) // wire types of strings, numbers and raw JSON
 		}
+		buf.Write(b)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -95,6 +96,25 @@ func TestWatchStreamsTheChanges(t *testing.T) {
 	api.Do("DELETE", "/api/v3/services/b", nil).Want(204)
 	if got := next(); got != "DELETED b 2" {
 		t.Errorf("after a delete: %q", got)
+	}
+	// Watchers that join the open feed later, after the changes and then
+	// after none, start from the list as it is now: the lines a list's
+	// items make, byte for byte.
+	var listed []json.RawMessage
+	api.Do("GET", "/api/v3/services", nil).Want(200).Decode(&listed)
+	want := `{"type":"ADDED","object":` + string(listed[0]) + "}\n" + `{"type":"BOOKMARK","object":{}}` + "\n"
+	for _, when := range []string{"after the changes", "again"} {
+		req, _ := http.NewRequestWithContext(ctx, "GET", api.srv.URL+"/api/v3/services?watch=true", nil)
+		late, err := api.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make([]byte, len(want))
+		_, err = io.ReadFull(late.Body, first)
+		late.Body.Close()
+		if err != nil || string(first) != want {
+			t.Errorf("a watcher joining %s read %q (%v), want %q", when, first, err, want)
+		}
 	}
 	api.Do("GET", "/api/v3/agents?watch=maybe", nil).WantError(400, "ValidationError", "Query parameter 'watch' must be true or false")
 }
