@@ -162,12 +162,7 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 		return
 	}
 	if watch {
-		// The objects of the feed's last read, by key: a feed reads its
-		// list every second, and most items encode as they did (its reads
-		// are one at a time, see watchHub.run).
-		var last map[string]json.RawMessage
-		var scratch []byte
-		s.watch(c, func(c *gin.Context) ([]watchItem, error) {
+		s.watch(c, func(c *gin.Context, last map[string][]byte) ([]watchItem, error) {
 			items, err := read(c, pageQuery{})
 			if err != nil {
 				return nil, err
@@ -177,8 +172,8 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 				return nil, err
 			}
 			out := make([]watchItem, len(items))
-			now := make(map[string]json.RawMessage, len(items))
 			var v V
+			var scratch []byte
 			for i, it := range items {
 				k, _ := json.Marshal(key(it))
 				if scratch, err = appendJSON(scratch[:0], shown(i, &v)); err != nil {
@@ -189,9 +184,7 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 					object = bytes.Clone(scratch)
 				}
 				out[i] = watchItem{key: string(k), object: object}
-				now[out[i].key] = object
 			}
-			last = now
 			return out, nil
 		})
 		return

@@ -70,10 +70,16 @@ func wantsWatch(c *gin.Context) (watch, ok bool) {
 // too many watches.
 const watchRetryAfter = "10"
 
+// watchRead reads a watched list. last is each item as the feed's last
+// read showed it, by key (nil for a feed's first read): a feed reads its
+// list every second and most items encode as they did, so an item whose
+// object equals its last one's should be that one, not a copy.
+type watchRead func(c *gin.Context, last map[string][]byte) ([]watchItem, error)
+
 // watch streams the changes of the list read returns until the client
 // goes or falls behind. The write deadline (HTTP_WRITE_TIMEOUT) is lifted
 // for this request, each write bounded by watchWriteTimeout instead.
-func (s *Server) watch(c *gin.Context, read func(*gin.Context) ([]watchItem, error)) {
+func (s *Server) watch(c *gin.Context, read watchRead) {
 	w, initial, err := s.watches.join(c, read)
 	if err != nil {
 		if errors.Is(err, errTooManyWatches) {
@@ -177,7 +183,7 @@ func canWatch(l Limits, open, client int) bool {
 // join opens a watch of c's list: the watcher and the lines to send it
 // first. The list's first watcher reads it (an error is its answer) and
 // starts its feed.
-func (h *watchHub) join(c *gin.Context, read func(*gin.Context) ([]watchItem, error)) (*watcher, []byte, error) {
+func (h *watchHub) join(c *gin.Context, read watchRead) (*watcher, []byte, error) {
 	client, route := watchClient(c), feedKey(c)
 	h.mu.Lock()
 	if !canWatch(h.limits, h.open, h.byClient[client]) {
@@ -190,7 +196,7 @@ func (h *watchHub) join(c *gin.Context, read func(*gin.Context) ([]watchItem, er
 	h.mu.Unlock()
 	w := &watcher{client: client, lines: make(chan []byte, h.limits.WatchBuffer), ended: make(chan struct{})}
 	if feed == nil {
-		items, err := read(c)
+		items, err := read(c, nil)
 		if err != nil {
 			h.mu.Lock()
 			h.release(w)
@@ -256,14 +262,15 @@ func (h *watchHub) remove(w *watcher) {
 // startFeed starts the feed of route from its first read; h.mu is held.
 // The feed reads with a copy of the first watcher's request, detached from
 // it: the feed outlives any one watcher.
-func (h *watchHub) startFeed(c *gin.Context, route string, read func(*gin.Context) ([]watchItem, error), items []watchItem) *watchFeed {
+func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items []watchItem) *watchFeed {
 	ctx, stop := context.WithCancel(context.WithoutCancel(c.Request.Context()))
 	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop}
 	f.update(items)
 	h.feeds[route] = f
 	reader := c.Copy()
 	reader.Request = reader.Request.WithContext(ctx)
-	go h.run(ctx, f, func() ([]watchItem, error) { return read(reader) })
+	// f.last is run's alone from here on: only its update writes it.
+	go h.run(ctx, f, func() ([]watchItem, error) { return read(reader, f.last) })
 	return f
 }
 
