@@ -174,19 +174,21 @@ func TestMeshCarriesEachType(t *testing.T) {
 	f.converged()
 
 	// What svcbridge shows is what the routers hold: every listener of
-	// checkout applied, each router in step.
+	// checkout applied, each router in step. A router-sync reports after
+	// it applies, so a report may trail the bridges its router already
+	// holds: each is waited for, as the rollout is.
 	f.rollout("checkout", map[string]string{"hub": "applied", "core": "applied", "edge2": "applied"})
 	for _, name := range []string{"hub", "core", "edge1", "edge2"} {
-		var a struct {
-			Router *struct {
-				Error   string `json:"error"`
-				Lagging bool   `json:"lagging"`
-			} `json:"router"`
-		}
-		f.p.Call(http.MethodGet, "/agents/"+name, nil, http.StatusOK, &a)
-		if a.Router == nil || a.Router.Error != "" || a.Router.Lagging {
-			t.Errorf("agent %s: router %+v, want in step", name, a.Router)
-		}
+		proctest.WaitFor(t, "agent "+name+"'s router in step", follows, func() (bool, string) {
+			var a struct {
+				Router *struct {
+					Error   string `json:"error"`
+					Lagging bool   `json:"lagging"`
+				} `json:"router"`
+			}
+			f.p.Call(http.MethodGet, "/agents/"+name, nil, http.StatusOK, &a)
+			return a.Router != nil && a.Router.Error == "" && !a.Router.Lagging, fmt.Sprintf("router %+v", a.Router)
+		})
 	}
 
 	// edge2's token revoked (rotated): its router-sync can no longer read
