@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/lib/pq"
@@ -61,9 +62,8 @@ type driverConn interface {
 // beyond the bound run unprepared.
 const statementsPerConn = 512
 
-// preparedConn runs each query with arguments as a statement it prepared
-// on first use. Queries without arguments (migrations: several commands
-// in one, which lib/pq cannot prepare) go as they are. database/sql uses a
+// preparedConn runs each query that preparable allows as a statement it
+// prepared on first use, and the rest as they are. database/sql uses a
 // connection from one goroutine at a time, so the map needs no lock.
 type preparedConn struct {
 	driverConn
@@ -80,10 +80,25 @@ func (c *preparedConn) CheckNamedValue(nv *driver.NamedValue) error {
 	return driver.ErrSkip
 }
 
+// preparable decides whether a query with args arguments is prepared: one
+// with arguments always; one without only when it is a single SELECT, as
+// the default router's read that every create and pass make and the
+// bridge-port floor's that every create makes (three statements a service
+// that PostgreSQL parsed and planned, and SQLite compiled, every time).
+// The rest without arguments are migrations' and session commands, run
+// once, some of several commands in one, which lib/pq cannot prepare.
+func preparable(query string, args int) bool {
+	if args > 0 {
+		return true
+	}
+	q := strings.TrimSpace(query)
+	return len(q) > len("SELECT") && strings.EqualFold(q[:len("SELECT")], "SELECT") && !strings.Contains(q, ";")
+}
+
 // stmt returns query's statement, prepared now if new; nil when the query
 // runs unprepared.
 func (c *preparedConn) stmt(ctx context.Context, query string, args []driver.NamedValue) (driver.Stmt, error) {
-	if len(args) == 0 {
+	if !preparable(query, len(args)) {
 		return nil, nil
 	}
 	if st, ok := c.stmts[query]; ok {
