@@ -175,15 +175,15 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 			var v V
 			var scratch []byte
 			for i, it := range items {
-				k, _ := json.Marshal(key(it))
+				k := watchKey(key(it))
 				if scratch, err = appendJSON(scratch[:0], shown(i, &v)); err != nil {
 					return nil, err
 				}
-				object, ok := last[string(k)]
+				object, ok := last[k]
 				if !ok || !bytes.Equal(object, scratch) {
 					object = bytes.Clone(scratch)
 				}
-				out[i] = watchItem{key: string(k), object: object}
+				out[i] = watchItem{key: k, object: object}
 			}
 			return out, nil
 		})

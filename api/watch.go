@@ -53,6 +53,17 @@ type watchItem struct {
 	object json.RawMessage
 }
 
+// watchKey is the key of a watched item whose list key is parts: the one
+// part itself, as most lists are keyed by a name (a feed reads thousands
+// every second), else the parts as JSON.
+func watchKey(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	k, _ := json.Marshal(parts) // strings: cannot fail
+	return string(k)
+}
+
 // wantsWatch reports whether c asks for a watch (?watch=true); a value
 // other than true or false is a 400 already answered.
 func wantsWatch(c *gin.Context) (watch, ok bool) {
@@ -148,7 +159,11 @@ type watchFeed struct {
 	route    string
 	watchers map[*watcher]struct{}
 	last     map[string][]byte // each item as last read, by key
-	items    []watchItem       // the last read that changed something
+	// spare is the map of the read before last, cleared and filled by the
+	// next: a map of every item, made anew every second, was most of a
+	// watch's garbage.
+	spare map[string][]byte
+	items []watchItem // the last read that changed something
 	// initial is what a new watcher is sent first: an ADDED line for each
 	// of items, then a BOOKMARK; nil until a watcher joins after items
 	// changed. Built every read, it was most of a watch's cost: the
@@ -277,8 +292,13 @@ func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items
 // update takes a read of the list: the lines of what changed since the
 // last (nil when nothing did). h.mu is held.
 func (f *watchFeed) update(items []watchItem) []byte {
-	var events []watchEvent
-	events, f.last = watchDiff(f.last, items)
+	now := f.spare
+	if now == nil {
+		now = make(map[string][]byte, len(items))
+	}
+	clear(now)
+	events := watchDiff(f.last, items, now)
+	f.last, f.spare = now, f.last
 	if len(events) > 0 || f.items == nil {
 		f.items, f.initial = items, nil
 	}
@@ -366,9 +386,8 @@ func (h *watchHub) drop(w *watcher, name, message string) {
 
 // watchDiff compares items with the last objects sent, by key: the events
 // to send (ADDED and MODIFIED in the list's order, then DELETED, with the
-// object last sent, by key) and the objects now.
-func watchDiff(last map[string][]byte, items []watchItem) ([]watchEvent, map[string][]byte) {
-	now := make(map[string][]byte, len(items))
+// object last sent, by key). It puts the objects now in now, empty.
+func watchDiff(last map[string][]byte, items []watchItem, now map[string][]byte) []watchEvent {
 	var events []watchEvent
 	for _, it := range items {
 		now[it.key] = it.object
@@ -390,5 +409,5 @@ func watchDiff(last map[string][]byte, items []watchItem) ([]watchEvent, map[str
 	for _, k := range gone {
 		events = append(events, watchEvent{"DELETED", last[k]})
 	}
-	return events, now
+	return events
 }

@@ -15,7 +15,7 @@ import (
 	"svcbridge/store"
 )
 
-func TestWatchDiffSendsWhatChanged(t *testing.T) {
+func TestWatchFeedSendsWhatChanged(t *testing.T) {
 	items := func(kv ...string) []watchItem {
 		var out []watchItem
 		for i := 0; i < len(kv); i += 2 {
@@ -23,23 +23,34 @@ func TestWatchDiffSendsWhatChanged(t *testing.T) {
 		}
 		return out
 	}
-	show := func(events []watchEvent) string {
+	// show is a read's lines, each as its type and object.
+	f := &watchFeed{}
+	show := func(items []watchItem) string {
 		var s []string
-		for _, e := range events {
-			s = append(s, e.Type+" "+string(e.Object))
+		for _, line := range strings.Split(strings.TrimSuffix(string(f.update(items)), "\n"), "\n") {
+			var e watchEvent
+			if line != "" && json.Unmarshal([]byte(line), &e) == nil {
+				s = append(s, e.Type+" "+string(e.Object))
+			}
 		}
 		return strings.Join(s, ", ")
 	}
-	events, last := watchDiff(nil, items("a", "1", "b", "2"))
-	if got := show(events); got != `ADDED "1", ADDED "2"` {
-		t.Errorf("first: %s", got)
-	}
-	if events, last = watchDiff(last, items("a", "1", "b", "2")); len(events) != 0 {
-		t.Errorf("no change: %s", show(events))
-	}
-	events, _ = watchDiff(last, items("b", "3", "c", "4"))
-	if got := show(events); got != `MODIFIED "3", ADDED "4", DELETED "1"` {
-		t.Errorf("changes: %s", got)
+	for _, step := range []struct {
+		read []watchItem
+		want string
+	}{
+		{items("a", "1", "b", "2"), `ADDED "1", ADDED "2"`},
+		{items("a", "1", "b", "2"), ``},
+		{items("b", "3", "c", "4"), `MODIFIED "3", ADDED "4", DELETED "1"`},
+		// The feed reuses its maps: a read is compared with the one
+		// before it, not with one two reads back.
+		{items("b", "3", "d", "5"), `ADDED "5", DELETED "4"`},
+		{nil, `DELETED "3", DELETED "5"`},
+		{items("a", "1"), `ADDED "1"`},
+	} {
+		if got := show(step.read); got != step.want {
+			t.Errorf("after %v: %s, want %s", step.read, got, step.want)
+		}
 	}
 }
 
