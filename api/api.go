@@ -95,6 +95,9 @@ type Options struct {
 	// WatchInterval is how often a watch (?watch=true) reads its list
 	// again; 0 is DefaultWatchInterval.
 	WatchInterval time.Duration
+	// ServiceRecheck is how often a long poll on a service reads it again
+	// unwoken; 0 is DefaultServiceRecheck.
+	ServiceRecheck time.Duration
 	// Limits bound watches and failed authentications; zero is DefaultLimits.
 	Limits Limits
 	// TrustedProxies (addresses and CIDRs) are the proxies whose
@@ -136,6 +139,9 @@ func New(o Options) http.Handler {
 	docs, _ := lru.New[string, routerDoc](routerDocCacheSize) // fails only for a size ≤ 0
 	if o.Limits == (Limits{}) {
 		o.Limits = DefaultLimits
+	}
+	if o.ServiceRecheck == 0 {
+		o.ServiceRecheck = DefaultServiceRecheck
 	}
 	s := &Server{Options: o, started: time.Now(), routerDocs: docs, creates: make(chan struct{}, concurrentCreates),
 		authLimit: newAuthLimiter(o.Limits), watches: newWatchHub(o.Logger, o.Limits, o.WatchInterval)}

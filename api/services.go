@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -188,9 +190,77 @@ func lookupService(ctx context.Context, tx *store.Tx, name string) (service.Serv
 	return svc, err
 }
 
+// DefaultServiceRecheck is how often a long poll on a service reads it
+// again unwoken: what only agents move (an agent's report or
+// acknowledgement, its name or tags) changes the service's distribution
+// without a write of the service, and while the change feed is not
+// current a write may come unannounced.
+const DefaultServiceRecheck = time.Second
+
+// getService answers a service with an ETag. With If-None-Match naming
+// it, the answer is a 304; with timeoutSeconds too, a long poll: it
+// answers as soon as the service differs, woken by the writes of the
+// service (the change feed) and reading it again every ServiceRecheck,
+// else a 304 after the timeout.
 func (s *Server) getService(c *gin.Context) {
+	wait, err := longPollWait(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	ctx := c.Request.Context()
 	name := c.Param("name")
+	ifNoneMatch := c.GetHeader("If-None-Match")
+	if ifNoneMatch == "" {
+		wait = 0
+	}
+	deadline := time.Now().Add(wait)
+	if wait > 0 {
+		// The answer may come after HTTP_WRITE_TIMEOUT; this request's
+		// own deadline follows its wait.
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(deadline.Add(30 * time.Second))
+	}
+	for {
+		changed, stop := (<-chan struct{})(nil), func() {}
+		if wait > 0 {
+			changed, stop = s.Store.WatchService(name)
+		}
+		body, err := s.serviceJSON(c, name)
+		if err != nil {
+			stop()
+			fail(c, err)
+			return
+		}
+		etag := bodyETag(body)
+		c.Header("ETag", etag)
+		if !etagMatches(ifNoneMatch, etag) {
+			stop()
+			c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+			return
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			stop()
+			c.Status(http.StatusNotModified)
+			return
+		}
+		timer := time.NewTimer(min(left, s.ServiceRecheck))
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// serviceJSON reads a service, with its distribution, as GET answers it.
+func (s *Server) serviceJSON(c *gin.Context, name string) ([]byte, error) {
+	ctx := c.Request.Context()
 	var svc service.Service
 	var dist []wire.DistributionEntry
 	var n names
@@ -208,12 +278,18 @@ func (s *Server) getService(c *gin.Context) {
 		err = serviceNotFound(name)
 	}
 	if err != nil {
-		fail(c, err)
-		return
+		return nil, err
 	}
 	v := s.serviceView(ctx, svc, n)
 	v.Distribution = dist
-	c.JSON(http.StatusOK, shown(&v))
+	return json.Marshal(shown(&v))
+}
+
+// bodyETag is the ETag of an answer's body: its hash.
+func bodyETag(body []byte) string {
+	h := fnv.New64a()
+	h.Write(body)
+	return `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
 }
 
 func (s *Server) createServiceJSON(c *gin.Context) {

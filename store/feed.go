@@ -15,15 +15,17 @@ import (
 	"github.com/lib/pq"
 )
 
-// The agents' change feed tells each API process, as transactions commit,
-// which agents' poll answers changed (pollcache.go keeps them): their
+// The change feed tells each API process, as transactions commit, which
+// agents' poll answers changed (pollcache.go keeps them): their
 // credentials and router (an agent row written or deleted), or their
-// change flags and router document's version. A transaction names the
-// agents it writes (touch); after its commit the feed invalidates this
-// process's cache at once, and on PostgreSQL the same names go to every
-// other process by NOTIFY, sent inside the transaction so that it is
-// delivered exactly when, and only if, it commits. SQLite's store is one
-// process's (dev): there the in-process step is the whole feed.
+// change flags and router document's version; and which services were
+// written, for the long polls waiting on them. A transaction names the
+// agents and services it writes (touch); after its commit the feed
+// invalidates this process's cache and wakes its waits at once, and on
+// PostgreSQL the same names go to every other process by NOTIFY, sent
+// inside the transaction so that it is delivered exactly when, and only
+// if, it commits. SQLite's store is one process's (dev): there the
+// in-process step is the whole feed.
 //
 // LISTEN/NOTIFY rather than a version row polled once per interval: a
 // change reaches every replica in milliseconds instead of an interval,
@@ -37,8 +39,14 @@ import (
 // delivered before it. A lost listener connection stops the cache at once
 // and empties it when the listener is back.
 
-// feedChannel is the PostgreSQL channel of the feed.
-const feedChannel = "svcbridge_agents"
+// feedChannel is the PostgreSQL channel of the feed's agents and
+// heartbeats; servicesChannel carries its services, on a channel of their
+// own so that a replica of a version before them (in a rolling upgrade)
+// never receives them (it would take them for a change to anything).
+const (
+	feedChannel     = "svcbridge_agents"
+	servicesChannel = "svcbridge_services"
+)
 
 // Change kinds: the first letter of a notification's payload.
 const (
@@ -47,6 +55,8 @@ const (
 	changeAgent = 'a'
 	// changeVersions: an agent's change flags or router version moved.
 	changeVersions = 'v'
+	// changeService: a service's row or its router entries written.
+	changeService = 's'
 	// heartbeat: a process's own heartbeat, with its send time.
 	heartbeat = 'h'
 )
@@ -65,29 +75,34 @@ const (
 	maxPayload = 7900
 )
 
-// touched is what one transaction changed of the agents, by kind.
+// touched is what one transaction changed, by kind: agents' uuids or
+// services' names.
 type touched struct {
-	agents, versions []string
+	agents, versions, services []string
 }
 
-// touch records that the transaction changes what polls read of agents:
-// kind changeAgent or changeVersions.
-func (t *Tx) touch(kind byte, uuids ...string) {
-	if kind == changeAgent {
-		t.touched.agents = append(t.touched.agents, uuids...)
-	} else {
-		t.touched.versions = append(t.touched.versions, uuids...)
+// touch records that the transaction changes what polls read of agents
+// (kind changeAgent or changeVersions) or writes services (changeService).
+func (t *Tx) touch(kind byte, keys ...string) {
+	switch kind {
+	case changeAgent:
+		t.touched.agents = append(t.touched.agents, keys...)
+	case changeVersions:
+		t.touched.versions = append(t.touched.versions, keys...)
+	default:
+		t.touched.services = append(t.touched.services, keys...)
 	}
 }
 
 // payloads are the notifications of what a transaction touched: each a
-// kind letter and agent uuids joined by commas, within maxPayload.
+// kind letter and agent uuids or service names (DNS labels) joined by
+// commas, within maxPayload.
 func (w touched) payloads() []string {
 	var out []string
 	for _, k := range []struct {
 		kind  byte
 		uuids []string
-	}{{changeAgent, w.agents}, {changeVersions, w.versions}} {
+	}{{changeAgent, w.agents}, {changeVersions, w.versions}, {changeService, w.services}} {
 		uuids := slices.Compact(slices.Sorted(slices.Values(k.uuids)))
 		var b strings.Builder
 		for _, u := range uuids {
@@ -128,7 +143,7 @@ func parsePayload(p string) (n notification, ok bool) {
 	}
 	n.kind = p[0]
 	switch n.kind {
-	case changeAgent, changeVersions:
+	case changeAgent, changeVersions, changeService:
 		n.uuids = strings.Split(p[2:], ",")
 		return n, true
 	case heartbeat:
@@ -153,7 +168,14 @@ func (t *Tx) notify(ctx context.Context) error {
 	if len(payloads) == 0 {
 		return nil
 	}
-	_, err := t.exec(ctx, `SELECT pg_notify(?, p) FROM unnest(?::text[]) p`, feedChannel, pq.StringArray(payloads))
+	channels := make(pq.StringArray, len(payloads))
+	for i, p := range payloads {
+		channels[i] = feedChannel
+		if p[0] == changeService {
+			channels[i] = servicesChannel
+		}
+	}
+	_, err := t.exec(ctx, `SELECT pg_notify(c, p) FROM unnest(?::text[], ?::text[]) AS n (c, p)`, channels, pq.StringArray(payloads))
 	return err
 }
 
@@ -161,6 +183,8 @@ func (t *Tx) notify(ctx context.Context) error {
 // cache and says whether the cache is current.
 type feed struct {
 	cache *pollCache
+	// services are the long polls waiting for services to be written.
+	services waiters
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
 	listen func()
@@ -171,10 +195,19 @@ type feed struct {
 	down       atomic.Bool
 }
 
-// apply drops what t touched from the cache: called after its commit.
+// apply drops what t touched from the cache and wakes the waits on the
+// services it wrote: called after its commit.
 func (f *feed) apply(w touched) {
 	f.cache.invalidate(changeAgent, w.agents)
 	f.cache.invalidate(changeVersions, w.versions)
+	f.services.wake(w.services, false)
+}
+
+// forget empties the cache and wakes every wait on a service: changes
+// may have been missed.
+func (f *feed) forget() {
+	f.cache.reset()
+	f.services.wake(nil, true)
 }
 
 // fresh reports whether the cache may answer now.
@@ -249,7 +282,11 @@ func (l *listener) session() bool {
 	defer lost()
 	// Listen connects; until it succeeds there is nothing to serve.
 	for {
-		if err := pl.Listen(feedChannel); err == nil || err == pq.ErrChannelAlreadyOpen {
+		err := pl.Listen(feedChannel)
+		if err == nil || err == pq.ErrChannelAlreadyOpen {
+			err = pl.Listen(servicesChannel)
+		}
+		if err == nil || err == pq.ErrChannelAlreadyOpen {
 			break
 		}
 		select {
@@ -284,7 +321,7 @@ func (l *listener) session() bool {
 // clear empties the cache once listening: it may have missed changes
 // committed while the process was not.
 func (l *listener) clear() {
-	l.f.cache.reset()
+	l.f.forget()
 	l.f.down.Store(false)
 }
 
@@ -293,13 +330,15 @@ func (l *listener) receive(payload string) {
 	n, ok := parsePayload(payload)
 	switch {
 	case !ok:
-		l.f.cache.reset()
+		l.f.forget()
 	case n.kind == heartbeat:
 		if n.sender == l.sender {
 			l.lastBeat.Store(time.Now().UnixNano())
 			// Every change committed before n.sent has been applied.
 			l.f.freshUntil.Store(n.sent.Add(staleAfter).UnixNano())
 		}
+	case n.kind == changeService:
+		l.f.services.wake(n.uuids, false)
 	default:
 		l.f.cache.invalidate(n.kind, n.uuids)
 	}

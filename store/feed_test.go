@@ -78,25 +78,33 @@ func fromMemory(s *store.Store, hash, uuid string) error {
 	return nil
 }
 
+// replicas opens a fresh database of the dialect as the processes that
+// share it: the writer, and the stores that should see its changes (the
+// writer, and on PostgreSQL another API replica's).
+func replicas(t *testing.T, dialect string) (writer *store.Store, all []*store.Store) {
+	u := url(t, dialect)
+	open := func() *store.Store {
+		s, err := store.Open(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	writer = open()
+	all = []*store.Store{writer}
+	if dialect == store.Postgres {
+		all = append(all, open())
+	}
+	return writer, all
+}
+
 // Every write that changes what a poll reads reaches the poll cache of
 // every store on the database: at once on the store that wrote it, and
 // through the change feed (PostgreSQL's NOTIFY) on another process's.
 func TestPollCacheFollowsEveryChange(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		u := url(t, dialect)
-		open := func() *store.Store {
-			s, err := store.Open(context.Background(), u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}
-		writer := open()
-		readers := []*store.Store{writer}
-		if dialect == store.Postgres {
-			readers = append(readers, open()) // another API replica's
-		}
+		writer, readers := replicas(t, dialect)
 		mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
 			if err := tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1"); err != nil {
 				return err
@@ -209,16 +217,8 @@ func TestPollCacheFollowsEveryChange(t *testing.T) {
 // listens again, and then forgets what it held: a change committed while
 // it was not listening is never served stale.
 func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
-	u := url(t, store.Postgres)
-	open := func() *store.Store {
-		s, err := store.Open(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	reader, writer := open(), open()
+	writer, stores := replicas(t, store.Postgres)
+	reader := stores[1]
 	mustTx(t, writer, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1"); err != nil {
 			return err

@@ -210,6 +210,10 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 	for _, u := range agents {
 		for _, d := range writes[u].Drop {
 			drops = append(drops, u, d.Kind, d.Service)
+			t.touch(changeService, d.Service)
+		}
+		for _, h := range writes[u].Write {
+			t.touch(changeService, h.Service)
 		}
 	}
 	for chunk := range slices.Chunk(drops, 3*entriesPerInsert) {

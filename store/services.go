@@ -429,6 +429,7 @@ func (t *Tx) insertServiceTags(ctx context.Context, name string, tags []string) 
 // transaction, bumps its generation and sets it pending. bridgePort never
 // changes.
 func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
+	t.touch(changeService, s.Name)
 	s.UpdatedAt = now()
 	s.RequestedAt = s.UpdatedAt
 	k, err := kubernetesJSON(s.Kubernetes)
@@ -452,6 +453,7 @@ func (t *Tx) UpdateService(ctx context.Context, s *service.Service) error {
 // reconcile found it after the inventory changed, unless the service moved
 // past generation since (that generation's reconcile places it again).
 func (t *Tx) SetServicePlacement(ctx context.Context, name string, generation int64, p service.Placement) error {
+	t.touch(changeService, name)
 	_, err := t.exec(ctx, `UPDATE services SET connector_site = ?, hub_site = ?, backend_agent = ?, bridge_agent = ?, on_default_router = ?
 		WHERE name = ? AND generation = ?`,
 		p.ConnectorSite, p.HubSite, p.BackendAgent, p.BridgeAgent, p.OnDefaultRouter, name, generation)
@@ -463,6 +465,7 @@ func (t *Tx) SetServicePlacement(ctx context.Context, name string, generation in
 // reconcile removes them from the routers, and with inCluster its
 // Kubernetes objects are recorded as left to remove (ClearDeletion).
 func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) error {
+	t.touch(changeService, name)
 	var ports []int
 	if err := t.sel(ctx, &ports, `DELETE FROM services WHERE name = ? RETURNING bridge_port`, name); err != nil {
 		return err
@@ -491,6 +494,7 @@ func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) err
 // ClearDeletion records that a deleted service's Kubernetes objects are
 // removed; a service of that name created since keeps nothing to clear.
 func (t *Tx) ClearDeletion(ctx context.Context, name string) error {
+	t.touch(changeService, name)
 	_, err := t.exec(ctx, `UPDATE service_deletions SET cluster_objects = FALSE WHERE service_name = ?`, name)
 	return err
 }
@@ -508,6 +512,7 @@ func (t *Tx) PruneDeletions(ctx context.Context) error {
 // It does not touch updated_at, which dates the spec and the status; the
 // time to ready counts from requested_at.
 func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
+	t.touch(changeService, name)
 	var n int64
 	err := t.get(ctx, &n, `UPDATE services SET `+requestReconcile+` WHERE name = ?
 		RETURNING reconcile_request`, now(), name)
@@ -525,6 +530,7 @@ func (t *Tx) RequestReconcile(ctx context.Context, name string) (int64, error) {
 // few statements, so that a change of the default router, which every
 // service may follow, stays a short transaction.
 func (t *Tx) RequestReconcilesFor(ctx context.Context, names []string, cause string) error {
+	t.touch(changeService, names...)
 	at := now()
 	for chunk := range slices.Chunk(names, 500) {
 		q, args, err := t.in(`UPDATE services SET `+requestReconcile+` WHERE name IN (?)
@@ -571,6 +577,7 @@ type PassResult struct {
 // nothing when the spec moved on meanwhile: the next reconcile reports
 // instead. It reports whether the row was updated.
 func (t *Tx) SetServiceStatus(ctx context.Context, name string, r PassResult) (bool, error) {
+	t.touch(changeService, name)
 	n, err := t.exec(ctx, `UPDATE services SET provisioning_status = ?, provisioning_error = ?,
 			service_endpoint = CASE WHEN ? THEN service_endpoint ELSE ? END, observed_generation = ?,
 			observed_reconcile_request = ?, updated_at = ?, fanout_pending = (fanout_pending OR ?)
@@ -587,6 +594,7 @@ const pendingNames = `SELECT name FROM services
 
 // FanoutQueued records that a pass of the service queued its fan-out.
 func (t *Tx) FanoutQueued(ctx context.Context, name string) error {
+	t.touch(changeService, name)
 	_, err := t.exec(ctx, `UPDATE services SET fanout_pending = FALSE WHERE name = ? AND fanout_pending`, name)
 	return err
 }

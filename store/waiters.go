@@ -6,15 +6,15 @@ import (
 )
 
 // waiters are the long polls waiting for an agent's poll answers (its row,
-// change flags, router version) to change: the change feed wakes them as
-// it drops those answers from the cache, on this replica for its own
-// commits and by NOTIFY for every other's.
+// change flags, router version) to change, or for a service to be
+// written, by agent uuid or service name: the change feed wakes them, on
+// this replica for its own commits and by NOTIFY for every other's.
 type waiters struct {
 	mu sync.Mutex
 	by map[string]map[chan struct{}]struct{}
 }
 
-// add registers a wait on agent uuid.
+// add registers a wait on key uuid.
 func (w *waiters) add(uuid string) chan struct{} {
 	ch := make(chan struct{})
 	w.mu.Lock()
@@ -71,3 +71,13 @@ func (s *Store) WatchAgent(uuid string) (changed <-chan struct{}, stop func()) {
 // FeedCurrent reports whether this process's change feed is current, so
 // that WatchAgent's channel can be relied on.
 func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
+
+// WatchService returns a channel closed at the next commit that writes
+// service name (its spec, status, reconcile requests, deletion or router
+// entries), as the change feed delivers it, and a func that ends the wait.
+// As with WatchAgent, call it before reading, and rely on it only while
+// FeedCurrent.
+func (s *Store) WatchService(name string) (changed <-chan struct{}, stop func()) {
+	ch := s.feed.services.add(name)
+	return ch, func() { s.feed.services.remove(name, ch) }
+}
