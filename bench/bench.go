@@ -90,7 +90,15 @@ func Run(ctx context.Context, cfg Config, out, errOut io.Writer) error {
 	if cfg.Scenario != "all" {
 		scenarios = []string{cfg.Scenario}
 	}
-	b := &bench{c: &client{server: strings.TrimRight(cfg.Server, "/"), token: cfg.Token, http: defaultHTTP},
+	// The clients need a kept-alive connection each, and the observer its
+	// 8: the default transport keeps 2 per host and would open a new one
+	// for most requests, costing the server (and an embedded one's
+	// process, which the bench shares) more than some requests do.
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = cfg.Clients + 8
+	defer t.CloseIdleConnections()
+	hc := &http.Client{Timeout: requestTimeout, Transport: t}
+	b := &bench{c: &client{server: strings.TrimRight(cfg.Server, "/"), token: cfg.Token, http: hc},
 		cfg: cfg, run: runID(), errOut: errOut}
 	if err := b.setup(ctx, !slices.Contains(Long, cfg.Scenario)); err != nil {
 		return err
@@ -135,9 +143,8 @@ func Run(ctx context.Context, cfg Config, out, errOut io.Writer) error {
 	return nil
 }
 
-// defaultHTTP is the client of every request but polls' (scale gives it
-// more kept-alive connections).
-var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
+// requestTimeout bounds every request but polls'.
+const requestTimeout = 30 * time.Second
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -437,14 +444,6 @@ func (o *observer) waitFor(ctx context.Context, name string, since time.Time, ti
 	}
 }
 
-// readyCond is true once name's latest generation is ready.
-func readyCond(name string) func(*snapshot) (bool, error) {
-	return func(s *snapshot) (bool, error) {
-		_, ok, err := s.ready(name)
-		return ok, err
-	}
-}
-
 // creates is create-latency (clients 1) and concurrent-creates.
 func (b *bench) creates(ctx context.Context, scenario, kind string, clients int) (BenchResult, error) {
 	n := b.cfg.N
@@ -456,28 +455,63 @@ func (b *bench) creates(ctx context.Context, scenario, kind string, clients int)
 }
 
 // createUntilReady creates the external services names on clients
-// clients, each until it is ready, and returns each one's create -> ready,
-// those that were created, and the wall time.
+// clients, each until it is ready, as a client waits for one (a long poll
+// of the service), and returns each one's create -> ready, those that
+// were created, and the wall time.
 func (b *bench) createUntilReady(ctx context.Context, scenario string, names []string, clients int) (*Latencies, []string, time.Duration) {
-	return b.createUntil(ctx, scenario, names, nil, clients, nil, "ready", readyCond)
+	return b.createUntil(ctx, scenario, names, nil, clients, func(name string, _ time.Time) error {
+		return b.awaitReady(ctx, name)
+	})
+}
+
+// awaitReady waits until name's latest generation is ready (failed is an
+// error) or --op-timeout passes: a long poll of the service, answered as
+// it changes; against a server without long polls, a read every --poll.
+func (b *bench) awaitReady(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.OpTimeout)
+	defer cancel()
+	var etag string
+	var lastErr error
+	for {
+		svc, next, changed, err := b.c.awaitService(ctx, name, etag)
+		switch {
+		case ctx.Err() != nil:
+			if lastErr != nil {
+				return fmt.Errorf("%s ready: not done within %s (last read: %v)", name, b.cfg.OpTimeout, lastErr)
+			}
+			return fmt.Errorf("%s ready: not done within %s", name, b.cfg.OpTimeout)
+		case err != nil:
+			lastErr = err
+		case changed:
+			snap := snapshot{services: map[string]service{name: svc}}
+			if _, ok, err := snap.ready(name); ok || err != nil {
+				return err
+			}
+		}
+		if next == "" { // nothing to wait on: read again after --poll
+			select {
+			case <-ctx.Done():
+			case <-time.After(b.cfg.Poll):
+			}
+		}
+		etag = next
+	}
 }
 
 // createUntil creates the external services names tagged tags on clients
-// clients, each until done(name) holds on the observer's snapshots (which
-// read agents' routers too), and returns each one's create -> done, those
-// that were created, and the wall time.
-func (b *bench) createUntil(ctx context.Context, scenario string, names, tags []string, clients int, agents []agent, what string, done func(name string) func(*snapshot) (bool, error)) (*Latencies, []string, time.Duration) {
+// clients, each until wait(name, its create's start) returns, and returns
+// each one's create -> done, those that were created, and the wall time.
+func (b *bench) createUntil(ctx context.Context, scenario string, names, tags []string, clients int, wait func(name string, t0 time.Time) error) (*Latencies, []string, time.Duration) {
 	n := len(names)
 	var lat Latencies
 	created := make([]bool, n)
-	obs := b.observe(ctx, agents)
 	start := time.Now()
 	Parallel(ctx, n, clients, func(i int) {
 		t0 := time.Now()
 		err := b.c.createService(ctx, externalService(names[i], tags))
 		if err == nil {
 			created[i] = true
-			err = obs.waitFor(ctx, names[i], t0, b.cfg.OpTimeout, names[i]+" "+what, done(names[i]))
+			err = wait(names[i], t0)
 		}
 		if err != nil {
 			b.opError(scenario, fmt.Errorf("%s: %w", names[i], err))
@@ -485,7 +519,6 @@ func (b *bench) createUntil(ctx context.Context, scenario string, names, tags []
 		lat.Add(time.Since(t0), err)
 	})
 	wall := time.Since(start)
-	obs.stop()
 	var mine []string
 	for i, ok := range created {
 		if ok {
@@ -567,8 +600,9 @@ func (b *bench) fanout(ctx context.Context) (BenchResult, error) {
 	}
 	n := b.cfg.N
 	names := b.serviceNames("f", 0, n)
-	lat, mine, wall := b.createUntil(ctx, scenario, names, []string{token}, b.cfg.Clients, agents, "on every agent", func(name string) func(*snapshot) (bool, error) {
-		return func(s *snapshot) (bool, error) {
+	obs := b.observe(ctx, agents)
+	lat, mine, wall := b.createUntil(ctx, scenario, names, []string{token}, b.cfg.Clients, func(name string, t0 time.Time) error {
+		return obs.waitFor(ctx, name, t0, b.cfg.OpTimeout, name+" on every agent", func(s *snapshot) (bool, error) {
 			svc, ok, err := s.ready(name)
 			if !ok || err != nil {
 				return false, err
@@ -579,8 +613,9 @@ func (b *bench) fanout(ctx context.Context) (BenchResult, error) {
 				}
 			}
 			return true, nil
-		}
+		})
 	})
+	obs.stop()
 	lost := b.settle(ctx, func(ctx context.Context) (int, error) {
 		want := map[string]map[string]bool{} // agent uuid -> services
 		for _, a := range agents {

@@ -90,12 +90,6 @@ type ScaleStep struct {
 func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) {
 	const scenario = "scale"
 	cfg := b.cfg
-	// 50 clients need as many kept-alive connections: the default
-	// transport keeps 2 per host and would open a new one per request.
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = cfg.Clients + 8
-	b.c.http = &http.Client{Timeout: defaultHTTP.Timeout, Transport: t}
-	defer t.CloseIdleConnections()
 
 	all, err := b.listStatus(ctx)
 	if err != nil {

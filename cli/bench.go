@@ -48,11 +48,13 @@ Scenarios (--scenario, default all):
                       server process's CPU per request, from its /metrics;
                       absent for an embedded server), "errors", "wall_s"}.
 
-Outcomes are seen by one observer per scenario that lists the services (and, for
-fanout and tag-edits, reads the agents' routers) every --poll: the load bench adds
-to watch does not grow with --clients, so it does not distort what it measures.
-A latency ends at the first observation that shows the outcome, so it is at most
---poll plus one observation late.
+A client waits for its service to be ready as a client would: with long polls of
+it (GET with If-None-Match and timeoutSeconds), answered as the service changes, so
+a latency ends when the server answers the change; a server without long polls is
+read every --poll. Routers' outcomes (fanout, tag-edits) are seen by one observer
+per scenario that reads the services and the agents' routers every --poll: the load
+it adds does not grow with --clients, and its latencies are at most --poll plus one
+observation late. Each client keeps its own connection.
 
 Each line: {"scenario", "n", "clients", "agents", "p50_ms", "p95_ms", "p99_ms",
 "throughput_per_s", "errors", "lost_entries", "wall_s", "poll_ms"}. Latencies are
@@ -127,7 +129,7 @@ func benchCmd(o Options) *cobra.Command {
 	f.IntVar(&cfg.Clients, "clients", 10, "concurrent clients (scale: 50 unless set)")
 	f.IntVar(&cfg.Agents, "agents", 10, "agents for fanout and tag-edits")
 	f.DurationVar(&cfg.OpTimeout, "op-timeout", time.Minute, "how long one operation may take before it counts as an error")
-	f.DurationVar(&cfg.Poll, "poll", 5*time.Millisecond, "how often an operation's outcome is polled")
+	f.DurationVar(&cfg.Poll, "poll", 5*time.Millisecond, "how often the routers' outcomes (and a server without long polls) are read")
 	f.DurationVar(&cfg.Settle, "settle", 15*time.Second, "how long the final consistency check waits for convergence")
 	f.StringVar(&cfg.TagPrefix, "tag-prefix", "service.iofog.org/tag", "the server's SERVICE_ANNOTATION_TAG")
 	f.IntVar(&cfg.Steps, "steps", 4, "scale: steps after the empty system (step 0)")
