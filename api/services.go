@@ -191,10 +191,10 @@ func lookupService(ctx context.Context, tx *store.Tx, name string) (service.Serv
 }
 
 // DefaultServiceRecheck is how often a long poll on a service reads it
-// again unwoken: what only agents move (an agent's report or
-// acknowledgement, its name or tags) changes the service's distribution
-// without a write of the service, and while the change feed is not
-// current a write may come unannounced.
+// again unwoken: what agents move (an agent's report or acknowledgement,
+// its name or tags) changes the service's distribution without a write of
+// the service, as the workers' polls change the note of a waiting one,
+// and while the change feed is not current a write may come unannounced.
 const DefaultServiceRecheck = time.Second
 
 // getService answers a service with an ETag. With If-None-Match naming
