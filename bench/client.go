@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"svcbridge/routerconfig"
@@ -25,9 +24,6 @@ import (
 type client struct {
 	server, token string
 	http          *http.Client
-	// plainGets: the server refused a long poll of a service (a version
-	// before them), so awaitService reads it plainly.
-	plainGets atomic.Bool
 }
 
 // APIError is an answer outside 2xx (and 304): its status and the body's
@@ -220,22 +216,15 @@ const longPoll = "20"
 // awaitService reads service name: at once when etag is "", else once it
 // differs from what etag named (a long poll; changed is false when the
 // server's wait ended first). next is the answer's ETag: "" from a server
-// without long polls, which answers at once.
+// before long polls, which is never asked one.
 func (c *client) awaitService(ctx context.Context, name, etag string) (svc service, next string, changed bool, err error) {
 	path := "/api/v3/services/" + esc(name)
 	var h http.Header
-	if !c.plainGets.Load() {
+	if etag != "" {
 		path += "?timeoutSeconds=" + longPoll
-		if etag != "" {
-			h = http.Header{"If-None-Match": {etag}}
-		}
+		h = http.Header{"If-None-Match": {etag}}
 	}
 	code, header, body, _, err := c.exchange(ctx, http.MethodGet, path, h, nil, nil)
-	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest && !c.plainGets.Load() {
-		c.plainGets.Store(true)
-		return c.awaitService(ctx, name, "")
-	}
 	if err != nil {
 		return svc, "", false, err
 	}
@@ -244,9 +233,6 @@ func (c *client) awaitService(ctx context.Context, name, etag string) (svc servi
 	}
 	if err := json.Unmarshal(body, &svc); err != nil {
 		return svc, "", false, fmt.Errorf("GET service %s: unexpected answer: %v", name, err)
-	}
-	if c.plainGets.Load() {
-		return svc, "", true, nil
 	}
 	return svc, header.Get("ETag"), true, nil
 }

@@ -1,13 +1,50 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"svcbridge/routerconfig"
+	"svcbridge/store"
 	"svcbridge/wire"
 )
+
+// A service waited for alone is long-polled once read: the wait ends as
+// its pass commits, however long the waiter sleeps between the reads of
+// several services.
+func TestCLIWaitLongPollsALoneService(t *testing.T) {
+	f := newFleet(t)
+	f.must(0, "apply", "-f", f.file("fleet.yaml", fleetDoc), "--wait")
+	ctx := context.Background()
+	// checkout's spec changes in the store alone: it is pending, and no
+	// reconcile runs until the test runs one.
+	err := f.acts.Store.InTx(ctx, func(tx *store.Tx) error {
+		svc, err := tx.GetService(ctx, "checkout")
+		if err != nil {
+			return err
+		}
+		svc.TargetPort++
+		return tx.UpdateService(ctx, &svc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		f.ServiceChanged(ctx, "checkout")
+	}()
+	var out bytes.Buffer
+	w := &waiter{c: &Client{Server: f.URL, Token: fleetToken}, out: &out, interval: time.Hour}
+	if err := w.wait(ctx, []*waitTarget{{name: "checkout", goal: untilReady}}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "service/checkout ready") {
+		t.Errorf("the wait printed %q", out.String())
+	}
+}
 
 // apply --wait writes nothing for an unchanged service: it requests no
 // reconcile of it, and waits on the service as it is, through the

@@ -188,16 +188,17 @@ var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
 // do sends one request and returns the body of a 2xx answer, an *APIError
 // otherwise, or an *UnreachableError when no answer came.
 func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
-	code, _, out, err := c.roundTrip(ctx, method, path, contentType, body)
+	code, _, out, err := c.roundTrip(ctx, method, path, contentType, body, nil)
 	return code, out, err
 }
 
-// roundTrip is do, with the answer's headers.
-func (c *Client) roundTrip(ctx context.Context, method, path, contentType string, body []byte) (int, http.Header, []byte, error) {
+// roundTrip is do with the request's extra headers h, and the answer's
+// headers; a 304 (to an If-None-Match in h) is no error.
+func (c *Client) roundTrip(ctx context.Context, method, path, contentType string, body []byte, h http.Header) (int, http.Header, []byte, error) {
 	if c.DryRun && method != http.MethodGet {
 		path = withQuery(path, "dryRun", "true")
 	}
-	resp, err := c.send(ctx, method, path, contentType, "application/json", body)
+	resp, err := c.send(ctx, method, path, contentType, "application/json", body, h)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -214,7 +215,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path, contentType string
 	if c.DryRun && method != http.MethodGet && resp.StatusCode/100 == 2 {
 		c.lastWrite = out
 	}
-	if resp.StatusCode/100 != 2 {
+	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotModified {
 		return resp.StatusCode, resp.Header, out, c.apiError(resp.StatusCode, method, path, out)
 	}
 	return resp.StatusCode, resp.Header, out, nil
@@ -246,7 +247,7 @@ func warningText(v string) string {
 
 // send sends one request; an answer that never came is an
 // *UnreachableError (or ctx's error).
-func (c *Client) send(ctx context.Context, method, path, contentType, accept string, body []byte) (*http.Response, error) {
+func (c *Client) send(ctx context.Context, method, path, contentType, accept string, body []byte, h http.Header) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -262,6 +263,9 @@ func (c *Client) send(ctx context.Context, method, path, contentType, accept str
 	req.Header.Set("User-Agent", "svcbridge-cli")
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
@@ -302,7 +306,7 @@ func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, e
 	var out []json.RawMessage
 	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
 	for {
-		_, header, body, err := c.roundTrip(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil)
+		_, header, body, err := c.roundTrip(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -414,7 +418,7 @@ func (c *Client) CheckDryRun(ctx context.Context) error {
 // isSvcbridge reports whether the server answers as svcbridge: every
 // answer of svcbridge's, an error too, carries X-Svcbridge-Version.
 func (c *Client) isSvcbridge(ctx context.Context) (bool, error) {
-	resp, err := c.send(ctx, http.MethodGet, "/healthz", "", "application/json", nil)
+	resp, err := c.send(ctx, http.MethodGet, "/healthz", "", "application/json", nil, nil)
 	if err != nil {
 		return false, err
 	}
@@ -452,11 +456,31 @@ func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
 
 // GetService reads one service, with its distribution.
 func (c *Client) GetService(ctx context.Context, name string) (Service, error) {
-	_, body, err := c.do(ctx, http.MethodGet, "/api/v3/services/"+esc(name), "", nil)
-	if err != nil {
-		return Service{}, err
+	svc, _, _, err := c.AwaitService(ctx, name, "", 0)
+	return svc, err
+}
+
+// AwaitService reads service name; with the ETag of an earlier read and a
+// wait of a second or more, a long poll: the answer comes once the service
+// no longer shows what etag named, or after wait (whole seconds) with
+// changed false. next is the answer's ETag ("" from a server before long
+// polls, which is never asked one).
+func (c *Client) AwaitService(ctx context.Context, name, etag string, wait time.Duration) (svc Service, next string, changed bool, err error) {
+	path := "/api/v3/services/" + esc(name)
+	var h http.Header
+	if etag != "" && wait >= time.Second {
+		path += "?timeoutSeconds=" + strconv.Itoa(int(wait/time.Second))
+		h = http.Header{"If-None-Match": {etag}}
 	}
-	return decodeService(body)
+	code, header, body, err := c.roundTrip(ctx, http.MethodGet, path, "", nil, h)
+	if err != nil {
+		return Service{}, "", false, err
+	}
+	if code == http.StatusNotModified {
+		return Service{}, etag, false, nil
+	}
+	svc, err = decodeService(body)
+	return svc, header.Get("ETag"), true, err
 }
 
 // CreateServiceYAML creates a service from one kind: Service document.

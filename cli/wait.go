@@ -11,8 +11,13 @@ import (
 	"svcbridge/routerconfig"
 )
 
-// pollInterval is how often --wait reads the service.
-const pollInterval = 200 * time.Millisecond
+// pollInterval is how often --wait reads the services, but for one
+// waited for alone, which it long-polls for up to longPollWait at a time
+// (the progress line is drawn again after each).
+const (
+	pollInterval = 200 * time.Millisecond
+	longPollWait = time.Second
+)
 
 type waitGoal int
 
@@ -43,6 +48,7 @@ type waitTarget struct {
 	final   string // the line printed when done
 	state   string // the latest progress, for the progress line and a timeout
 	lastErr error  // the latest poll error
+	etag    string // the latest read's ETag, for a long poll
 }
 
 // waiter polls services until their goals are met.
@@ -74,12 +80,23 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 	// before it is done: the same output whichever finishes first.
 	printed := 0
 	for {
+		// One service waited for alone (as ready, not rolled out: rollouts
+		// are agents' reports, which a long poll sees only a second late)
+		// is long-polled once read: its read is the wait.
+		var lone *waitTarget
+		if rest := undone(targets); len(rest) == 1 && rest[0].goal != untilGone && !w.rollout && time.Until(deadline) >= longPollWait {
+			lone = rest[0]
+		}
 		pending := 0
 		for _, t := range targets {
 			if t.done {
 				continue
 			}
-			w.poll(ctx, t)
+			wait := time.Duration(0)
+			if t == lone {
+				wait = longPollWait
+			}
+			w.poll(ctx, t, wait)
 			if !t.done {
 				pending++
 			}
@@ -97,6 +114,9 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 		if err := ctx.Err(); err != nil {
 			w.clearProgress()
 			return err
+		}
+		if lone != nil && lone.etag != "" && lone.lastErr == nil {
+			continue // its next read waits
 		}
 		if time.Now().Add(interval).After(deadline) {
 			w.clearProgress()
@@ -130,10 +150,26 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 	return join(errs)
 }
 
-// poll reads a target once and updates it.
-func (w *waiter) poll(ctx context.Context, t *waitTarget) {
+// undone are the targets not done.
+func undone(targets []*waitTarget) []*waitTarget {
+	var out []*waitTarget
+	for _, t := range targets {
+		if !t.done {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// poll reads a target once and updates it; with wait, once read, a long
+// poll of it up to wait that leaves it as it was when it did not change.
+func (w *waiter) poll(ctx context.Context, t *waitTarget, wait time.Duration) {
 	t.lastErr = nil
-	svc, err := w.c.GetService(ctx, t.name)
+	svc, etag, changed, err := w.c.AwaitService(ctx, t.name, t.etag, wait)
+	if err == nil && !changed {
+		return
+	}
+	t.etag = etag
 	switch {
 	case NotFound(err) && t.goal == untilGone:
 		w.pollRouters(ctx, t)

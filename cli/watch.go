@@ -76,7 +76,7 @@ func (e *fnError) Error() string { return e.err.Error() }
 
 // watchOnce reads one stream; seen is what the caller was told, by key.
 func (c *Client) watchOnce(ctx context.Context, path string, key func(json.RawMessage) string, seen map[string]json.RawMessage, fn func(WatchEvent) error) error {
-	resp, err := c.send(ctx, http.MethodGet, path, "", "application/jsonl", nil)
+	resp, err := c.send(ctx, http.MethodGet, path, "", "application/jsonl", nil, nil)
 	if err != nil {
 		return err
 	}
