@@ -78,6 +78,9 @@ func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 // As with WatchAgent, call it before reading, and rely on it only while
 // FeedCurrent.
 func (s *Store) WatchService(name string) (changed <-chan struct{}, stop func()) {
+	if s.feed.listen != nil {
+		s.feed.listen() // a replica serving no agent polls listens from its first wait
+	}
 	ch := s.feed.services.add(name)
 	return ch, func() { s.feed.services.remove(name, ch) }
 }

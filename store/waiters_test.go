@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,14 +29,24 @@ func TestWatchServiceWakesOnEveryWrite(t *testing.T) {
 			}
 			return nil
 		})
-		for _, w := range watchers {
-			// Until its listener is current, a replica's waits may miss a
-			// change, and a long poll reads again on a short interval.
-			eventually(t, 10*time.Second, "the change feed current", func() error {
-				if !w.FeedCurrent() {
-					return errors.New("not current")
+		if dialect == store.Postgres {
+			// A replica's first wait starts its listener (the writer's
+			// too: it is a replica as well); a change committed before it
+			// listens is seen by a long poll's reads alone.
+			for _, w := range watchers {
+				_, stop := w.WatchService("web")
+				stop()
+			}
+			eventually(t, 10*time.Second, "both replicas listening", func() error {
+				var n int
+				err := writer.Read(context.Background(), func(tx *store.Tx) error {
+					return tx.Get(context.Background(), &n, `SELECT count(*) FROM pg_stat_activity
+						WHERE datname = current_database() AND query LIKE 'LISTEN%svcbridge_services%'`)
+				})
+				if err == nil && n != len(watchers) {
+					err = fmt.Errorf("%d listening", n)
 				}
-				return nil
+				return err
 			})
 		}
 		for _, step := range []struct {
@@ -119,6 +130,14 @@ func TestWatchServiceSleepsThroughARollback(t *testing.T) {
 		s := storetest.Open(t, dialect)
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			return tx.InsertService(ctx, externalService("web", 20000))
+		})
+		// A listener wakes every wait as it begins to listen (it may have
+		// missed changes): it listens before this wait begins.
+		eventually(t, 10*time.Second, "the change feed current", func() error {
+			if !s.FeedCurrent() {
+				return errors.New("not current")
+			}
+			return nil
 		})
 		web, stop := s.WatchService("web")
 		defer stop()
