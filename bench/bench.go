@@ -298,13 +298,11 @@ type snapshot struct {
 // error.
 func (s *snapshot) ready(name string) (service, bool, error) {
 	svc, ok := s.services[name]
-	if !ok || !svc.settled() {
+	if !ok {
 		return svc, false, nil
 	}
-	if svc.ProvisioningStatus == "failed" {
-		return svc, false, &failedError{service: name, message: svc.ProvisioningError}
-	}
-	return svc, svc.ProvisioningStatus == "ready", nil
+	ready, err := svc.ready()
+	return svc, ready, err
 }
 
 // listening reports whether agent's router holds svc's listener at its
@@ -483,8 +481,7 @@ func (b *bench) awaitReady(ctx context.Context, name string) error {
 		case err != nil:
 			lastErr = err
 		case changed:
-			snap := snapshot{services: map[string]service{name: svc}}
-			if _, ok, err := snap.ready(name); ok || err != nil {
+			if ok, err := svc.ready(); ok || err != nil {
 				return err
 			}
 		}

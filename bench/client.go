@@ -81,6 +81,17 @@ type service wire.Service
 // change.
 func (s service) settled() bool { return s.ObservedGeneration == s.Generation }
 
+// ready reports whether the latest generation is ready; failed is an error.
+func (s service) ready() (bool, error) {
+	if !s.settled() {
+		return false, nil
+	}
+	if s.ProvisioningStatus == "failed" {
+		return false, &failedError{service: s.Name, message: s.ProvisioningError}
+	}
+	return s.ProvisioningStatus == "ready", nil
+}
+
 // agent is an agent as the API answers it; Token is set in a create's
 // answer only.
 type agent = wire.CreatedAgent
