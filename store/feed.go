@@ -219,6 +219,13 @@ func (f *feed) fresh(now time.Time) bool {
 	return !f.down.Load() && now.UnixNano() < f.freshUntil.Load()
 }
 
+// startListening starts the PostgreSQL listener if it has not started.
+func (f *feed) startListening() {
+	if f.listen != nil {
+		f.listen()
+	}
+}
+
 // listener is a PostgreSQL process's LISTEN connection and heartbeat.
 type listener struct {
 	f      *feed

@@ -14,28 +14,29 @@ type waiters struct {
 	by map[string]map[chan struct{}]struct{}
 }
 
-// add registers a wait on key uuid.
-func (w *waiters) add(uuid string) chan struct{} {
+// watch registers a wait on key: a channel closed when it is woken, and
+// a func that ends the wait.
+func (w *waiters) watch(key string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.by == nil {
 		w.by = map[string]map[chan struct{}]struct{}{}
 	}
-	if w.by[uuid] == nil {
-		w.by[uuid] = map[chan struct{}]struct{}{}
+	if w.by[key] == nil {
+		w.by[key] = map[chan struct{}]struct{}{}
 	}
-	w.by[uuid][ch] = struct{}{}
-	return ch
+	w.by[key][ch] = struct{}{}
+	return ch, func() { w.remove(key, ch) }
 }
 
 // remove ends a wait that was not woken.
-func (w *waiters) remove(uuid string, ch chan struct{}) {
+func (w *waiters) remove(key string, ch chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.by[uuid], ch)
-	if len(w.by[uuid]) == 0 {
-		delete(w.by, uuid)
+	delete(w.by[key], ch)
+	if len(w.by[key]) == 0 {
+		delete(w.by, key)
 	}
 }
 
@@ -64,8 +65,7 @@ func (w *waiters) wake(uuids []string, all bool) {
 // it is current (FeedCurrent); a long poll re-reads on a short interval
 // otherwise.
 func (s *Store) WatchAgent(uuid string) (changed <-chan struct{}, stop func()) {
-	ch := s.feed.cache.waiting.add(uuid)
-	return ch, func() { s.feed.cache.waiting.remove(uuid, ch) }
+	return s.feed.cache.waiting.watch(uuid)
 }
 
 // FeedCurrent reports whether this process's change feed is current, so
@@ -78,9 +78,6 @@ func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 // As with WatchAgent, call it before reading, and rely on it only while
 // FeedCurrent.
 func (s *Store) WatchService(name string) (changed <-chan struct{}, stop func()) {
-	if s.feed.listen != nil {
-		s.feed.listen() // a replica serving no agent polls listens from its first wait
-	}
-	ch := s.feed.services.add(name)
-	return ch, func() { s.feed.services.remove(name, ch) }
+	s.feed.startListening() // a replica serving no agent polls listens from its first wait
+	return s.feed.services.watch(name)
 }
