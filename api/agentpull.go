@@ -204,50 +204,72 @@ func longPollWait(c *gin.Context) (time.Duration, error) {
 // was revoked meanwhile).
 func (s *Server) awaitRouterChange(c *gin.Context, a inventory.Agent, ifNoneMatch string, wait time.Duration) (inventory.Agent, bool) {
 	ctx := c.Request.Context()
-	deadline := time.Now().Add(wait)
-	// The answer may come after HTTP_WRITE_TIMEOUT; this request's own
-	// deadline follows its wait.
-	_ = http.NewResponseController(c.Writer).SetWriteDeadline(deadline.Add(30 * time.Second))
 	hash := c.GetString(agentHashKey)
-	timer := time.NewTimer(time.Until(deadline))
+	cur := a
+	changed, err := awaitChange(c, ifNoneMatch, wait,
+		func() (<-chan struct{}, func()) { return s.Store.WatchAgent(a.UUID) },
+		func() time.Duration {
+			// While the feed is not current, a change may come unannounced.
+			if !s.Store.FeedCurrent() {
+				return time.Second
+			}
+			return 0
+		},
+		func() (string, error) {
+			var err error
+			if cur, err = s.Store.AgentByToken(ctx, hash); err != nil {
+				return "", err
+			}
+			return s.pollETag(ctx, cur)
+		})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		fail(c, unauthenticated("Invalid agent token"))
+	case err != nil:
+		fail(c, err)
+	case changed:
+		return cur, true
+	}
+	return a, false
+}
+
+// awaitChange is a long poll's wait: it reads what is there now (read
+// returns its ETag) until that differs from what ifNoneMatch names, and
+// reports whether it does. On false without an error it has answered: a
+// 304 with the ETag once wait passed, nothing when the client went. Before
+// each read it registers the wait (watch), so that a change committed in
+// between is not missed, and it reads again when the wait's channel
+// closes, or after recheck (0: only then). A wait's answer may come after
+// HTTP_WRITE_TIMEOUT: the request's own deadline follows the wait.
+func awaitChange(c *gin.Context, ifNoneMatch string, wait time.Duration, watch func() (<-chan struct{}, func()), recheck func() time.Duration, read func() (string, error)) (changed bool, err error) {
+	ctx := c.Request.Context()
+	if wait > 0 {
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(wait + 30*time.Second))
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		changed, stop := s.Store.WatchAgent(a.UUID)
-		cur, err := s.Store.AgentByToken(ctx, hash)
-		if errors.Is(err, store.ErrNotFound) {
+		woken, stop := watch()
+		etag, err := read()
+		if err != nil || !etagMatches(ifNoneMatch, etag) {
 			stop()
-			fail(c, unauthenticated("Invalid agent token"))
-			return a, false
+			return err == nil, err
 		}
-		var etag string
-		if err == nil {
-			etag, err = s.pollETag(ctx, cur)
-		}
-		if err != nil {
-			stop()
-			fail(c, err)
-			return a, false
-		}
-		if !etagMatches(ifNoneMatch, etag) {
-			stop()
-			return cur, true
-		}
-		// While the feed is not current, a change may come unannounced.
-		var recheck <-chan time.Time
-		if !s.Store.FeedCurrent() {
-			recheck = time.After(time.Second)
+		var again <-chan time.Time
+		if d := recheck(); d > 0 {
+			again = time.After(d)
 		}
 		select {
-		case <-changed:
-		case <-recheck:
+		case <-woken:
+		case <-again:
 		case <-timer.C:
 			stop()
 			c.Header("ETag", etag)
 			c.Status(http.StatusNotModified)
-			return a, false
+			return false, nil
 		case <-ctx.Done():
 			stop()
-			return a, false
+			return false, nil
 		}
 		stop()
 	}

@@ -208,54 +208,34 @@ func (s *Server) getService(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
 	name := c.Param("name")
-	ifNoneMatch := c.GetHeader("If-None-Match")
-	if ifNoneMatch == "" {
-		wait = 0
+	var body []byte
+	var etag string
+	read := func() (string, error) {
+		var err error
+		if body, err = s.serviceJSON(c, name); err != nil {
+			return "", err
+		}
+		etag = bodyETag(body)
+		return etag, nil
 	}
-	deadline := time.Now().Add(wait)
-	if wait > 0 {
-		// The answer may come after HTTP_WRITE_TIMEOUT; this request's
-		// own deadline follows its wait.
-		_ = http.NewResponseController(c.Writer).SetWriteDeadline(deadline.Add(30 * time.Second))
-	}
-	for {
-		changed, stop := (<-chan struct{})(nil), func() {}
-		if wait > 0 {
-			changed, stop = s.Store.WatchService(name)
-		}
-		body, err := s.serviceJSON(c, name)
-		if err != nil {
-			stop()
-			fail(c, err)
-			return
-		}
-		etag := bodyETag(body)
-		c.Header("ETag", etag)
-		if !etagMatches(ifNoneMatch, etag) {
-			stop()
-			c.Data(http.StatusOK, "application/json; charset=utf-8", body)
-			return
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			stop()
-			c.Status(http.StatusNotModified)
-			return
-		}
-		timer := time.NewTimer(min(left, s.ServiceRecheck))
-		select {
-		case <-changed:
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		timer.Stop()
-		stop()
-		if ctx.Err() != nil {
+	if ifNoneMatch := c.GetHeader("If-None-Match"); ifNoneMatch == "" {
+		_, err = read()
+	} else {
+		var changed bool
+		changed, err = awaitChange(c, ifNoneMatch, wait,
+			func() (<-chan struct{}, func()) { return s.Store.WatchService(name) },
+			func() time.Duration { return s.ServiceRecheck }, read)
+		if err == nil && !changed {
 			return
 		}
 	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("ETag", etag)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
 // serviceJSON reads a service, with its distribution, as GET answers it.
