@@ -104,8 +104,10 @@ func parseYAML(body []byte) (*yaml.Node, error) {
 
 // yamlValues is at least the number of nodes yaml.v3 makes of body, less
 // one, read in one pass over its bytes: a `[` or `{` opens a collection
-// and its first item, a `,` another item, a `:` a key and its value, a
-// `? ` a key and its value, a `- ` an item and a `---` a document. It
+// and its first item, a `,` another item (two once a `{` came before it:
+// a flow mapping's key without a `:` has a null value of its own), a `:`
+// a key and its value, a `?` a key and its value (a flow collection's
+// `?{` is one too), a `- ` an item and a `---` a document. It
 // over-counts these characters in scalars and trailing comments, and skips
 // only whole comment lines, which YAML never reads a node from (such a
 // line inside a quoted or block scalar is text). Nothing is skipped that
@@ -114,6 +116,7 @@ func parseYAML(body []byte) (*yaml.Node, error) {
 func yamlValues(body []byte) int {
 	n := 0
 	lineStart := true
+	afterBrace := false
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		if lineStart {
@@ -137,12 +140,16 @@ func yamlValues(body []byte) int {
 			lineStart = true
 		case ',':
 			n++
-		case '[', '{', ':':
+			if afterBrace {
+				n++
+			}
+		case '{':
+			afterBrace = true
+			n += 2
+		case '[', ':':
 			n += 2
 		case '?':
-			if blankAfter(body, i) {
-				n += 2
-			}
+			n += 2
 		case '-':
 			if blankAfter(body, i) {
 				n++

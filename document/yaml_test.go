@@ -40,7 +40,7 @@ func TestYAMLValuesBoundTheNodes(t *testing.T) {
 		"- a: 1\n  b: 2\n", "- - - 0\n", "- \n- \n", "{a: 1}", "[a: 1, b: 2]", "? a\n", "? a\n: b\n",
 		"? - a\n  - b\n: c\n", "a\n---\nb\n", "--- a\n", `{"a":1,"b":[2,3]}`, "a: &x [1, 2]\nb: *x\n",
 		"# a comment, with: [commas]\nkind: Service\n", "a: |\n  # text, not a comment\n  b: c\n",
-		"a: \"x\n  # still text\n  y\"\nb: [1,2]\n",
+		"a: \"x\n  # still text\n  y\"\nb: [1,2]\n", "{0,000}", "[{a, b}, c]", "[?{0}]",
 	}
 	for _, d := range docs {
 		if nodes, values := yamlNodes([]byte(d)), yamlValues([]byte(d)); nodes > values+1 {
