@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"maps"
 	"slices"
 
@@ -80,6 +81,32 @@ type names struct {
 	defaultRouter string
 	// changes are the agents' change flags, read with routers.
 	changes map[string]store.Changes
+}
+
+// digestSeed seeds every digest of names: digests of two reads compare.
+var digestSeed = maphash.MakeSeed()
+
+// digest is a digest of the names of agents and microservices in n and
+// of note, as what shows services beside the services themselves
+// (listShow's context): equal for equal names and note, in any order.
+func (n names) digest(note string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
+	h.WriteString(note)
+	sum := h.Sum64()
+	add := func(kind byte, m map[string]string) {
+		for uuid, name := range m {
+			h.Reset()
+			h.WriteByte(kind)
+			h.WriteString(uuid)
+			h.WriteByte(0)
+			h.WriteString(name)
+			sum += h.Sum64()
+		}
+	}
+	add('a', n.agents)
+	add('m', n.microservices)
+	return sum
 }
 
 // readNames reads the names of what refs refer to.

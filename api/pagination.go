@@ -100,22 +100,39 @@ func continueToken(key []string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// listShow is how a list shows the items read: item(i, v) is item i, in
+// or from v (it may be called from several goroutines at once, each with
+// its own v; see writeJSONArray).
+//
+// A watch reads its whole list every second, and most items show as they
+// did: encoding thousands again only to find them equal was most of a
+// watch's work and garbage. So a list whose items have versions says,
+// with version(i), item i's (0: none), and with context a digest of all
+// else that shows the items (what they refer to, by name); an item whose
+// version and context are those it had at the read before shows as it
+// did then, and is not shown again.
+type listShow[V any] struct {
+	item    func(int, *V) any
+	version func(int) int64
+	context uint64
+}
+
 // showEach is serveList's show of answer, applied to each item, with the
 // names of what the items refer to (refer adds those of one).
-func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), answer func(T, names) A) func([]T) (func(int, *A) any, error) {
-	return func(items []T) (func(int, *A) any, error) {
+func showEach[T, A any](s *Server, c *gin.Context, refer func(*nameRefs, T), answer func(T, names) A) func([]T) (listShow[A], error) {
+	return func(items []T) (listShow[A], error) {
 		var refs nameRefs
 		for _, it := range items {
 			refer(&refs, it)
 		}
 		n, err := s.readNamesOf(c, refs)
 		if err != nil {
-			return nil, err
+			return listShow[A]{}, err
 		}
-		return func(i int, a *A) any {
+		return listShow[A]{item: func(i int, a *A) any {
 			*a = answer(items[i], n)
 			return a
-		}, nil
+		}}, nil
 	}
 }
 
@@ -145,13 +162,13 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // writeJSONArray). read may narrow what it reads to the page it is given
 // (at least its limit+1 items after its key, when there are that many); a
 // watch reads everything. A bad query is a 400.
-func serveList[T, V any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int, *V) any, error)) {
+func serveList[T, V any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
 	serveListIn(s, c, "", read, key, show)
 }
 
 // serveListIn is serveList answering the page as {"<field>": [...]}, as
 // the reference controller lists some kinds; "" answers the bare array.
-func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (func(int, *V) any, error)) {
+func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -162,21 +179,33 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 		return
 	}
 	if watch {
+		// The feed's reads, one at a time: the versions and context each
+		// item was last shown at.
+		var shownAt watchVersions
 		s.watch(c, func(c *gin.Context, last map[string][]byte) ([]watchItem, error) {
 			items, err := read(c, pageQuery{})
 			if err != nil {
 				return nil, err
 			}
-			shown, err := show(items)
+			sh, err := show(items)
 			if err != nil {
 				return nil, err
 			}
+			shownAt.begin(sh.context)
 			out := make([]watchItem, len(items))
 			var v V
 			var scratch []byte
 			for i, it := range items {
 				k := watchKey(key(it))
-				if scratch, err = appendJSON(scratch[:0], shown(i, &v)); err != nil {
+				var version int64
+				if sh.version != nil {
+					version = sh.version(i)
+				}
+				if object, ok := last[k]; shownAt.unchanged(k, version) && ok {
+					out[i] = watchItem{key: k, object: object}
+					continue
+				}
+				if scratch, err = appendJSON(scratch[:0], sh.item(i, &v)); err != nil {
 					return nil, err
 				}
 				object, ok := last[k]
@@ -185,6 +214,7 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 				}
 				out[i] = watchItem{key: k, object: object}
 			}
+			shownAt.end(len(items))
 			return out, nil
 		})
 		return
@@ -198,12 +228,12 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 	if next != "" {
 		c.Header(ContinueHeader, next)
 	}
-	shown, err := show(page)
+	sh, err := show(page)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	writeJSONArray(c, field, len(page), shown)
+	writeJSONArray(c, field, len(page), sh.item)
 }
 
 // writeJSONArray answers n items as c.JSON would answer them as a list

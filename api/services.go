@@ -129,7 +129,7 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (func(int, *wire.Service) any, error) {
+	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		var refs nameRefs
 		for _, svc := range page {
@@ -137,12 +137,18 @@ func (s *Server) listServices(c *gin.Context) {
 		}
 		n, err := s.readNamesOf(c, refs)
 		if err != nil {
-			return nil, err
+			return listShow[wire.Service]{}, err
 		}
 		note := s.waitNote(c.Request.Context(), page)
-		return func(i int, v *wire.Service) any {
-			*v = s.view(page[i], n, note)
-			return shown(v)
+		// A service shows as its row (its version), the names it refers
+		// to and the note say: nothing else of an answer moves.
+		return listShow[wire.Service]{
+			item: func(i int, v *wire.Service) any {
+				*v = s.view(page[i], n, note)
+				return shown(v)
+			},
+			version: func(i int) int64 { return page[i].Version },
+			context: n.digest(note),
 		}, nil
 	})
 }

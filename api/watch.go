@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -410,4 +411,48 @@ func watchDiff(last map[string][]byte, items []watchItem, now map[string][]byte)
 		events = append(events, watchEvent{"DELETED", last[k]})
 	}
 	return events
+}
+
+// watchVersions is what a feed's items were last shown at (listShow): the
+// version of each, by key, and the context of the read.
+type watchVersions struct {
+	reads   uint64 // reads begun
+	context uint64 // the last read's
+	same    bool   // this read's context is the last read's
+	byKey   map[string]shownVersion
+}
+
+// shownVersion is an item's version at the read numbered read.
+type shownVersion struct {
+	version int64
+	read    uint64
+}
+
+// begin starts a read in context.
+func (w *watchVersions) begin(context uint64) {
+	w.same = w.reads > 0 && context == w.context
+	w.context = context
+	w.reads++
+}
+
+// unchanged records that the item of key is at version in this read, and
+// reports whether it was at that version in the same context at the read
+// before: it then shows as it did. Version 0 is none.
+func (w *watchVersions) unchanged(key string, version int64) bool {
+	if version == 0 {
+		return false
+	}
+	if w.byKey == nil {
+		w.byKey = map[string]shownVersion{}
+	}
+	before, ok := w.byKey[key]
+	w.byKey[key] = shownVersion{version, w.reads}
+	return w.same && ok && before.read == w.reads-1 && before.version == version
+}
+
+// end ends a read of n items, forgetting the items it did not have.
+func (w *watchVersions) end(n int) {
+	if len(w.byKey) > n {
+		maps.DeleteFunc(w.byKey, func(_ string, v shownVersion) bool { return v.read != w.reads })
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"svcbridge/service"
 	"svcbridge/store"
 )
 
@@ -54,6 +55,39 @@ func TestWatchFeedSendsWhatChanged(t *testing.T) {
 	}
 }
 
+// TestWatchVersionsTellUnchangedItems: an item shows as it did only when
+// the read before had it at the same version in the same context.
+func TestWatchVersionsTellUnchangedItems(t *testing.T) {
+	type item struct {
+		key     string
+		version int64
+	}
+	var w watchVersions
+	for i, read := range []struct {
+		context uint64
+		items   []item
+		want    []bool
+	}{
+		{1, []item{{"a", 5}, {"b", 7}, {"c", 0}}, []bool{false, false, false}},
+		{1, []item{{"a", 5}, {"b", 8}, {"c", 0}}, []bool{true, false, false}}, // b written; c has no version
+		{2, []item{{"a", 5}, {"b", 8}}, []bool{false, false}},                 // names or note moved
+		{2, []item{{"a", 5}, {"c", 3}}, []bool{true, false}},                  // b gone, c versioned
+		{2, []item{{"b", 8}, {"c", 3}}, []bool{false, true}},                  // b back: not at the read before
+		{2, []item{{"a", 5}, {"b", 8}, {"c", 3}}, []bool{false, true, true}},  // a skipped a read
+	} {
+		w.begin(read.context)
+		for j, it := range read.items {
+			if got := w.unchanged(it.key, it.version); got != read.want[j] {
+				t.Errorf("read %d, item %s at %d: unchanged %v, want %v", i, it.key, it.version, got, read.want[j])
+			}
+		}
+		w.end(len(read.items))
+		if len(w.byKey) > len(read.items) {
+			t.Errorf("read %d of %d items keeps %d versions", i, len(read.items), len(w.byKey))
+		}
+	}
+}
+
 // A watch streams a list's changes as JSON lines; it starts with the
 // whole list, so a client that reconnects misses nothing.
 func TestWatchStreamsTheChanges(t *testing.T) {
@@ -63,32 +97,15 @@ func TestWatchStreamsTheChanges(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", api.srv.URL+"/api/v3/services?watch=true", nil)
-	resp, err := api.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/jsonl; charset=utf-8" {
-		t.Fatalf("watch answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	lines := bufio.NewScanner(resp.Body)
+	event := watchEvents(t, ctx, api, "/api/v3/services")
 	next := func() string {
 		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("the watch ended: %v", lines.Err())
+		var o struct {
+			Name       string `json:"name"`
+			TargetPort int    `json:"targetPort"`
 		}
-		var e struct {
-			Type   string `json:"type"`
-			Object struct {
-				Name       string `json:"name"`
-				TargetPort int    `json:"targetPort"`
-			} `json:"object"`
-		}
-		if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
-			t.Fatalf("line %s: %v", lines.Bytes(), err)
-		}
-		return e.Type + " " + e.Object.Name + " " + string(rune('0'+e.Object.TargetPort))
+		typ := event(&o)
+		return typ + " " + o.Name + " " + string(rune('0'+o.TargetPort))
 	}
 	if got := next(); got != "ADDED a 1" {
 		t.Errorf("first event %q", got)
@@ -176,5 +193,100 @@ func TestWatchersShareNoFilter(t *testing.T) {
 	}
 	if got := firstNames(""); !slices.Equal(got, []string{"billing/invoice", "orders/checkout"}) {
 		t.Errorf("watch of all, beside the filtered ones: %v", got)
+	}
+}
+
+// TestWatchShowsWhatAServiceDoesNotStore: a watch of the services sends
+// a service again when anything it shows changes, though the watch does
+// not encode again the services whose rows and referred names did not
+// move: a pass's outcome, an edit, and the rename of the agent it runs on
+// (the service's row untouched) are each one MODIFIED, and nothing comes
+// in between.
+func TestWatchShowsWhatAServiceDoesNotStore(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		api, st, _ := newTestAPI(t, dialect, func(o *Options) { o.WatchInterval = 20 * time.Millisecond })
+		createAgent(t, api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+		createAgent(t, api, map[string]any{"name": "fog-a", "routerMode": "edge", "upstreamRouters": []string{"hub"}})
+		createService(t, api, map[string]any{"name": "ssh", "type": "agent", "resource": "fog-a", "targetPort": 22})
+		createService(t, api, map[string]any{"name": "web", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		event := watchEvents(t, ctx, api, servicesPath)
+		next := func() string {
+			t.Helper()
+			var o struct {
+				Name               string `json:"name"`
+				ResourceName       string `json:"resourceName"`
+				TargetPort         int    `json:"targetPort"`
+				ProvisioningStatus string `json:"provisioningStatus"`
+			}
+			typ := event(&o)
+			return strings.Join([]string{typ, o.Name, o.ResourceName, strconv.Itoa(o.TargetPort), o.ProvisioningStatus}, " ")
+		}
+		for _, want := range []string{"ADDED ssh fog-a 22 pending", "ADDED web 203.0.113.10 443 pending", "BOOKMARK   0 "} {
+			if got := next(); got != want {
+				t.Fatalf("initial state: %q, want %q", got, want)
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // reads with nothing changed
+		for _, step := range []struct {
+			what   string
+			change func()
+			want   string
+		}{
+			{"a pass's outcome", func() {
+				err := st.InTx(context.Background(), func(tx *store.Tx) error {
+					_, err := tx.SetServiceStatus(context.Background(), "web", store.PassResult{Generation: 1, Status: service.StatusReady})
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}, "MODIFIED web 203.0.113.10 443 ready"},
+			{"an edit", func() {
+				api.JSON("PATCH", servicesPath+"/web", map[string]any{"targetPort": 8443}).Want(204)
+			}, "MODIFIED web 203.0.113.10 8443 pending"},
+			{"the rename of its agent", func() {
+				api.JSON("PATCH", "/api/v3/agents/fog-a", map[string]any{"name": "fog-b"}).Want(200)
+			}, "MODIFIED ssh fog-b 22 pending"},
+		} {
+			step.change()
+			if got := next(); got != step.want {
+				t.Errorf("after %s: %q, want %q", step.what, got, step.want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+}
+
+// watchEvents opens a watch of the list at path until ctx ends, and
+// returns its events in turn: each one's type, its object decoded into
+// object.
+func watchEvents(t *testing.T, ctx context.Context, api *testAPI, path string) func(object any) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", api.srv.URL+path+"?watch=true", nil)
+	resp, err := api.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/jsonl; charset=utf-8" {
+		t.Fatalf("watch answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	return func(object any) string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("the watch ended: %v", lines.Err())
+		}
+		var e struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &e); err != nil || json.Unmarshal(e.Object, object) != nil {
+			t.Fatalf("line %s: %v", lines.Bytes(), err)
+		}
+		return e.Type
 	}
 }

@@ -102,6 +102,10 @@ type Service struct {
 	RequestedAt time.Time `json:"-"`
 	// Placement is where its objects go, as Place last decided it.
 	Placement Placement `json:"-"`
+	// Version is the row's version as a list in a read transaction read
+	// it (store.Tx.ServicesAfter): it changes with every write of the row,
+	// its tags included. 0 where the read did not learn it.
+	Version int64 `json:"-"`
 }
 
 // AnsweredRequest is when the request that a reconcile pass beginning now

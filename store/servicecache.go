@@ -143,7 +143,8 @@ func (c *serviceCache) put(page []versioned, svcs []service.Service, read []int,
 // services may come from the cache: their tags and Kubernetes blocks are
 // read-only, and so is the whole list (after "", no limit) on SQLite,
 // which every whole list at the same version shares: 3 MB of 10,000
-// services a list would otherwise copy.
+// services a list would otherwise copy. There each service's Version is
+// its row's.
 func (t *Tx) ServicesAfter(ctx context.Context, after string, limit int) ([]service.Service, error) {
 	if t.cache == nil {
 		return t.readServicesAfter(ctx, after, limit)
@@ -191,6 +192,9 @@ func (t *Tx) servicesByVersion(ctx context.Context, after string, limit int) ([]
 		}
 	} else if err := t.readMissing(ctx, page, missing, out); err != nil {
 		return nil, err
+	}
+	for _, i := range missing {
+		out[i].Version = page[i].version
 	}
 	t.cache.put(page, out, missing, after == "" && limit <= 0)
 	return out, nil

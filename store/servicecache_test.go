@@ -40,13 +40,37 @@ func listsAgree(t *testing.T, s *store.Store) []service.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(whole, want) {
+	for i := range whole {
+		if whole[i].Version == 0 || i >= len(paged) || paged[i].Version != whole[i].Version {
+			t.Fatalf("service %d: versions %d whole and %+v paged, want one, not 0", i, whole[i].Version, paged)
+		}
+	}
+	if !reflect.DeepEqual(withoutVersions(whole), want) {
 		t.Fatalf("whole list read %+v, want %+v", whole, want)
 	}
-	if !reflect.DeepEqual(paged, want) {
+	if !reflect.DeepEqual(withoutVersions(paged), want) {
 		t.Fatalf("pages read %+v, want %+v", paged, want)
 	}
 	return whole
+}
+
+// withoutVersions is svcs with Version 0, as a write transaction reads them.
+func withoutVersions(svcs []service.Service) []service.Service {
+	out := make([]service.Service, len(svcs))
+	for i, svc := range svcs {
+		svc.Version = 0
+		out[i] = svc
+	}
+	return out
+}
+
+// versions are svcs' versions by name.
+func versions(svcs []service.Service) map[string]int64 {
+	out := map[string]int64{}
+	for _, svc := range svcs {
+		out[svc.Name] = svc.Version
+	}
+	return out
 }
 
 // TestListedServicesFollowEveryWrite: a service listed again after any
@@ -65,17 +89,18 @@ func TestListedServicesFollowEveryWrite(t *testing.T) {
 			return nil
 		})
 		listsAgree(t, s)
-		listsAgree(t, s) // from the cache
+		last := versions(listsAgree(t, s)) // from the cache
 		for _, step := range []struct {
-			name  string
-			write func(ctx context.Context, tx *store.Tx) error
-			check func(svcs []service.Service) bool
+			name    string
+			written string
+			write   func(ctx context.Context, tx *store.Tx) error
+			check   func(svcs []service.Service) bool
 		}{
-			{"status", func(ctx context.Context, tx *store.Tx) error {
+			{"status", "svc-b", func(ctx context.Context, tx *store.Tx) error {
 				_, err := tx.SetServiceStatus(ctx, "svc-b", store.PassResult{Generation: 1, Status: service.StatusReady})
 				return err
 			}, func(svcs []service.Service) bool { return svcs[1].ProvisioningStatus == service.StatusReady }},
-			{"spec and tags", func(ctx context.Context, tx *store.Tx) error {
+			{"spec and tags", "svc-a", func(ctx context.Context, tx *store.Tx) error {
 				svc, err := tx.GetService(ctx, "svc-a")
 				if err != nil {
 					return err
@@ -85,11 +110,11 @@ func TestListedServicesFollowEveryWrite(t *testing.T) {
 			}, func(svcs []service.Service) bool {
 				return svcs[0].Resource == "198.51.100.7" && reflect.DeepEqual(svcs[0].Tags, []string{"edge", "eu"})
 			}},
-			{"reconcile request", func(ctx context.Context, tx *store.Tx) error {
+			{"reconcile request", "svc-c", func(ctx context.Context, tx *store.Tx) error {
 				_, err := tx.RequestReconcile(ctx, "svc-c")
 				return err
 			}, func(svcs []service.Service) bool { return svcs[2].ReconcileRequest == 1 }},
-			{"deleted and made again", func(ctx context.Context, tx *store.Tx) error {
+			{"deleted and made again", "svc-d", func(ctx context.Context, tx *store.Tx) error {
 				if err := tx.DeleteService(ctx, "svc-d", false); err != nil {
 					return err
 				}
@@ -99,14 +124,23 @@ func TestListedServicesFollowEveryWrite(t *testing.T) {
 			}, func(svcs []service.Service) bool {
 				return svcs[3].BridgePort == 20010 && svcs[3].Resource == "192.0.2.4"
 			}},
-			{"deleted", func(ctx context.Context, tx *store.Tx) error {
+			{"deleted", "svc-e", func(ctx context.Context, tx *store.Tx) error {
 				return tx.DeleteService(ctx, "svc-e", false)
 			}, func(svcs []service.Service) bool { return len(svcs) == 4 }},
 		} {
 			mustTx(t, s, step.write)
-			if svcs := listsAgree(t, s); !step.check(svcs) {
+			svcs := listsAgree(t, s)
+			if !step.check(svcs) {
 				t.Fatalf("after the %s write the list reads %+v", step.name, svcs)
 			}
+			// A watch takes an unchanged version for an unchanged service.
+			now := versions(svcs)
+			for name, v := range now {
+				if moved := v != last[name]; moved != (name == step.written) {
+					t.Fatalf("after the %s write of %s, %s's version went %d -> %d", step.name, step.written, name, last[name], v)
+				}
+			}
+			last = now
 		}
 	})
 }
