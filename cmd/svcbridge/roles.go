@@ -363,11 +363,11 @@ type devSystem struct {
 // devMemoryLimit is the embedded setup's soft memory limit unless
 // GOMEMLIMIT sets one: API, worker and Temporal server share one Go heap,
 // which would otherwise grow to twice its live size between collections.
-// The live heap after filling 10,000 services is about 60-80 MB, so
-// 150 MiB leaves the collector room, and with the binary's own 117 MB of
-// mapped pages the process stays under 300 MB: 269-272 MB after that fill
-// (292-300 MB at 160 MiB, filling as fast).
-const devMemoryLimit = 150 << 20
+// The live heap with 10,000 services is about 70-95 MB, but after a churn
+// of creates and deletes its spans hold 140 MB: at 150 MiB the collector
+// then ran back to back on any steady allocation (a console's watch),
+// half of the machine's 2 cores, where 256 MiB leaves it room.
+const devMemoryLimit = 256 << 20
 
 // startDev starts the embedded Temporal server and connects the store
 // (DATABASE_URL, else SQLite in the data dir); uiPort -1 means no UI. A
