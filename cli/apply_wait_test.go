@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,68 @@ func TestCLIWaitLongPollsALoneService(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "service/checkout ready") {
 		t.Errorf("the wait printed %q", out.String())
+	}
+}
+
+// Several services waited for are long-polled at once, each on its own
+// connection: every line comes as its pass commits, however long the
+// waiter sleeps between reads, and the lines come in the services' order
+// though their passes run in the reverse one.
+func TestCLIWaitLongPollsEachService(t *testing.T) {
+	f := newFleet(t)
+	more := fleetDoc + `---
+kind: Service
+metadata: {name: vendor}
+spec: {type: external, resource: 203.0.113.10, targetPort: 443}
+---
+kind: Service
+metadata: {name: billing}
+spec: {type: external, resource: 203.0.113.11, targetPort: 443}
+`
+	f.must(0, "apply", "-f", f.file("fleet.yaml", more), "--wait")
+	ctx := context.Background()
+	names := []string{"checkout", "vendor", "billing"}
+	// Their specs change in the store alone: pending, and no reconcile
+	// runs until the test runs one.
+	err := f.acts.Store.InTx(ctx, func(tx *store.Tx) error {
+		for _, name := range names {
+			svc, err := tx.GetService(ctx, name)
+			if err != nil {
+				return err
+			}
+			svc.TargetPort++
+			if err := tx.UpdateService(ctx, &svc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for _, name := range slices.Backward(names) {
+			time.Sleep(300 * time.Millisecond)
+			f.ServiceChanged(ctx, name)
+		}
+	}()
+	var out bytes.Buffer
+	w := &waiter{c: &Client{Server: f.URL, Token: fleetToken}, out: &out, interval: time.Hour}
+	var targets []*waitTarget
+	for _, name := range names {
+		targets = append(targets, &waitTarget{name: name, goal: untilReady})
+	}
+	if err := w.wait(ctx, targets, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(names) {
+		t.Fatalf("the wait printed %q", out.String())
+	}
+	for i, name := range names {
+		if !strings.HasPrefix(lines[i], "service/"+name+" ready") {
+			t.Errorf("line %d: %q, want %s ready", i+1, lines[i], name)
+		}
 	}
 }
 

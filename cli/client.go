@@ -183,7 +183,16 @@ func (c *Client) httpClient() *http.Client {
 	return defaultHTTP
 }
 
-var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
+// defaultHTTP keeps a connection for each of --wait's long polls.
+var defaultHTTP = &http.Client{Timeout: 30 * time.Second, Transport: keepConnections(maxLongPolls)}
+
+// keepConnections is Go's default transport keeping n idle connections
+// to a server, where it keeps 2.
+func keepConnections(n int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = n
+	return t
+}
 
 // do sends one request and returns the body of a 2xx answer, an *APIError
 // otherwise, or an *UnreachableError when no answer came.

@@ -5,19 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"svcbridge/routerconfig"
 )
 
-// pollInterval is how often --wait reads the services, but for one
-// waited for alone, which it long-polls for up to longPollWait at a time
-// (the progress line is drawn again after each).
+// pollInterval is how often --wait reads the services it cannot
+// long-poll; longPollWait is how long one long poll waits (the progress
+// line is drawn again after each).
 const (
 	pollInterval = 200 * time.Millisecond
 	longPollWait = time.Second
 )
+
+// maxLongPolls is how many services --wait long-polls at once, each on a
+// connection of its own, so that each line comes as its reconcile
+// commits. More than that are read in turn, one request at a time, every
+// pollInterval, until no more are left (a file of hundreds would
+// otherwise open hundreds of connections).
+const maxLongPolls = 8
 
 type waitGoal int
 
@@ -43,13 +51,23 @@ type waitTarget struct {
 	// its failure says how to retry it.
 	unchanged bool
 
+	// Written by poll, which may run in a goroutine of its own
+	// (followAll): read them only between its polls.
 	done    bool
 	err     error
 	final   string // the line printed when done
 	state   string // the latest progress, for the progress line and a timeout
 	lastErr error  // the latest poll error
 	etag    string // the latest read's ETag, for a long poll
+
+	// As the waiter last saw them between polls, for the progress line
+	// and the printing in order while other targets are polled.
+	seenDone  bool
+	seenState string
 }
+
+// seen records t's outcome once its poll is over.
+func (t *waitTarget) seen() { t.seenDone, t.seenState = t.done, t.state }
 
 // waiter polls services until their goals are met.
 type waiter struct {
@@ -61,6 +79,10 @@ type waiter struct {
 	// rollout: ready is not enough, the agents' routers must hold their
 	// listeners; see rolledOut.
 	rollout bool
+
+	targets []*waitTarget
+	printed int // targets whose line is printed (or that failed), in order
+	start   time.Time
 }
 
 // wait follows targets until each is done, or timeout passes. It prints a
@@ -74,52 +96,27 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 	if interval <= 0 {
 		interval = pollInterval
 	}
-	start := time.Now()
-	deadline := start.Add(timeout)
-	// Lines are printed in the targets' order, each once every target
-	// before it is done: the same output whichever finishes first.
-	printed := 0
+	w.targets, w.printed, w.start = targets, 0, time.Now()
+	deadline := w.start.Add(timeout)
 	for {
-		// One service waited for alone (as ready, not rolled out: rollouts
-		// are agents' reports, which a long poll sees only a second late)
-		// is long-polled once read: its read is the wait.
-		var lone *waitTarget
-		if rest := undone(targets); len(rest) == 1 && rest[0].goal != untilGone && !w.rollout && time.Until(deadline) >= longPollWait {
-			lone = rest[0]
-		}
-		pending := 0
-		for _, t := range targets {
-			if t.done {
-				continue
-			}
-			wait := time.Duration(0)
-			if t == lone {
-				wait = longPollWait
-			}
-			w.poll(ctx, t, wait)
-			if !t.done {
-				pending++
-			}
-		}
-		for ; printed < len(targets) && targets[printed].done; printed++ {
-			w.clearProgress()
-			if t := targets[printed]; t.err == nil {
-				fmt.Fprintln(w.out, t.final)
-			}
-		}
-		if pending == 0 {
+		rest := undone(targets)
+		if len(rest) == 0 {
 			break
 		}
-		w.showProgress(targets, time.Since(start))
-		if err := ctx.Err(); err != nil {
-			w.clearProgress()
-			return err
+		if w.canLongPoll(rest) {
+			w.followAll(ctx, rest, deadline, interval)
+			break
 		}
-		if lone != nil && lone.etag != "" && lone.lastErr == nil {
-			continue // its next read waits
+		for _, t := range rest {
+			w.poll(ctx, t, 0)
+			t.seen()
 		}
-		if time.Now().Add(interval).After(deadline) {
-			w.clearProgress()
+		w.printDone()
+		if len(undone(targets)) == 0 {
+			break
+		}
+		w.showProgress()
+		if ctx.Err() != nil || time.Now().Add(interval).After(deadline) {
 			break
 		}
 		select {
@@ -127,8 +124,12 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 		case <-time.After(interval):
 		}
 	}
+	w.clearProgress()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// Those held back behind one that did not finish.
-	for _, t := range targets[printed:] {
+	for _, t := range targets[w.printed:] {
 		if t.done && t.err == nil {
 			fmt.Fprintln(w.out, t.final)
 		}
@@ -148,6 +149,71 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 		}
 	}
 	return join(errs)
+}
+
+// canLongPoll reports whether the services of rest are few enough to
+// long-poll each, and waited for as long polls see them: ready, not
+// rolled out (rollouts are agents' reports, which a service's long poll
+// sees only a second late) nor gone (routers' documents).
+func (w *waiter) canLongPoll(rest []*waitTarget) bool {
+	return len(rest) <= maxLongPolls && !w.rollout &&
+		!slices.ContainsFunc(rest, func(t *waitTarget) bool { return t.goal == untilGone })
+}
+
+// followAll polls each of rest in a goroutine of its own until it is done
+// or deadline passes: a long poll once it was read, else a read every
+// interval (a server before long polls answers no ETag; one that did not
+// answer is tried again). Lines print as their services finish, in order.
+func (w *waiter) followAll(ctx context.Context, rest []*waitTarget, deadline time.Time, interval time.Duration) {
+	polled := make(chan *waitTarget, len(rest))
+	follow := func(t *waitTarget, after time.Duration) {
+		wait := time.Duration(0)
+		if t.etag != "" && t.lastErr == nil && time.Until(deadline) >= longPollWait {
+			wait = longPollWait
+		}
+		go func() {
+			if after > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(after):
+				}
+			}
+			w.poll(ctx, t, wait)
+			polled <- t
+		}()
+	}
+	for _, t := range rest {
+		follow(t, 0)
+	}
+	for inFlight := len(rest); inFlight > 0; {
+		t := <-polled
+		inFlight--
+		t.seen()
+		w.printDone()
+		if t.done || ctx.Err() != nil {
+			continue
+		}
+		after := time.Duration(0)
+		if t.etag == "" || t.lastErr != nil || time.Until(deadline) < longPollWait {
+			after = interval // the next is a read, not a long poll
+		}
+		if time.Now().Add(after).Before(deadline) {
+			follow(t, after)
+			inFlight++
+		}
+		w.showProgress()
+	}
+}
+
+// printDone prints the lines of the targets done, in order, up to the
+// first not done.
+func (w *waiter) printDone() {
+	for ; w.printed < len(w.targets) && w.targets[w.printed].seenDone; w.printed++ {
+		w.clearProgress()
+		if t := w.targets[w.printed]; t.err == nil {
+			fmt.Fprintln(w.out, t.final)
+		}
+	}
 }
 
 // undone are the targets not done.
@@ -319,17 +385,17 @@ func readyDetail(s Service) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func (w *waiter) showProgress(targets []*waitTarget, elapsed time.Duration) {
+func (w *waiter) showProgress() {
 	if w.progress == nil {
 		return
 	}
 	var parts []string
-	for _, t := range targets {
-		if !t.done {
-			parts = append(parts, t.name+": "+t.state)
+	for _, t := range w.targets {
+		if !t.seenDone {
+			parts = append(parts, t.name+": "+t.seenState)
 		}
 	}
-	line := fmt.Sprintf("[%4.1fs] %s", elapsed.Seconds(), strings.Join(parts, " | "))
+	line := fmt.Sprintf("[%4.1fs] %s", time.Since(w.start).Seconds(), strings.Join(parts, " | "))
 	if w.width > 1 && len([]rune(line)) > w.width-1 {
 		line = string([]rune(line)[:w.width-2]) + "…"
 	}
