@@ -106,6 +106,20 @@ type routerDoc struct {
 
 func esc(s string) string { return url.PathEscape(s) }
 
+// request is a request of the API, as the CLI sends it.
+func (c *client) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "svcbridge-cli")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return req, nil
+}
+
 // exchange sends one request (body: JSON, or nil) with the headers h and
 // reads the whole answer into buf (emptied first; nil: a new one); it
 // returns the status (2xx or 304, else an *APIError), the headers, the
@@ -118,17 +132,12 @@ func (c *client) exchange(ctx context.Context, method, path string, h http.Heade
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
+	req, err := c.request(ctx, method, path, r)
 	if err != nil {
 		return 0, nil, nil, 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "svcbridge-cli")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	for k, v := range h {
 		req.Header[k] = v

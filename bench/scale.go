@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"os"
@@ -80,6 +81,11 @@ type ScaleStep struct {
 	HubNote        string  `json:"hub_note,omitempty"`
 	RSSMB          float64 `json:"rss_mb"`
 	RSSFrom        string  `json:"rss_from"`
+	// RestCPU and WatchCPU are the server's CPU at rest, in ms a second,
+	// with no request and then with a watch of the services open (a
+	// console's; see watchCost); 0 when its /metrics does not say.
+	RestCPU  float64 `json:"rest_cpu_ms_per_s"`
+	WatchCPU float64 `json:"watch_cpu_ms_per_s"`
 
 	Errors int     `json:"errors"`
 	WallS  float64 `json:"wall_s"`
@@ -131,6 +137,7 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 			present = r.Services
 		}
 		r.RSSMB, r.RSSFrom = b.rss(ctx)
+		b.watchCost(ctx, &r)
 		if cfg.Samples > 0 {
 			names := b.serviceNames("r", samples, cfg.Samples)
 			samples += cfg.Samples
@@ -435,6 +442,69 @@ func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 	if !r.Hub304 {
 		r.HubNote = "the hub's router document was answered again, not 304, with If-None-Match: " + etag
 	}
+}
+
+// watchCost sets r's RestCPU and WatchCPU: the server's CPU at rest, in
+// ms a second, over three rest windows with no request, then over as long
+// with a watch of the services open, once its initial state came: what an
+// open console costs, whose lists' feeds read them every second. Both
+// stay 0 when /metrics does not say.
+func (b *bench) watchCost(ctx context.Context, r *ScaleStep) {
+	window := 3 * cmp.Or(b.cfg.RestWindow, time.Second)
+	cpu := func() (float64, bool) {
+		before, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case <-time.After(window):
+		}
+		after, ok2 := b.serverMetric(ctx, "process_cpu_seconds_total")
+		return round((after-before)*1000/window.Seconds(), 1), ok && ok2
+	}
+	rest, ok := cpu()
+	if !ok {
+		return
+	}
+	r.RestCPU = rest
+	if err := b.whileWatching(ctx, func() { r.WatchCPU, _ = cpu() }); err != nil {
+		r.Errors++
+		b.opError("scale", fmt.Errorf("watch the services: %w", err))
+	}
+}
+
+// whileWatching runs f with a watch of the services open, once the watch
+// sent its initial state (within requestTimeout).
+func (b *bench) whileWatching(ctx context.Context, f func()) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	slow := time.AfterFunc(requestTimeout, stop)
+	defer slow.Stop()
+	req, err := b.c.request(ctx, http.MethodGet, "/api/v3/services?watch=true", nil)
+	if err != nil {
+		return err
+	}
+	// Not b.c.http, whose timeout would end the stream.
+	resp, err := (&http.Client{Transport: b.c.http.Transport}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("answered %s", resp.Status)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(nil, 1<<20)
+	for !bytes.HasPrefix(lines.Bytes(), []byte(`{"type":"BOOKMARK"`)) {
+		if !lines.Scan() {
+			return fmt.Errorf("no BOOKMARK after the initial state (%v)", lines.Err())
+		}
+	}
+	if !slow.Stop() {
+		return ctx.Err()
+	}
+	go io.Copy(io.Discard, resp.Body) // its changes, if any
+	f()
+	return nil
 }
 
 // timedGet GETs path with the headers h (see exchange, for buf), and

@@ -17,9 +17,10 @@ import (
 )
 
 // scaleFake is a small API: services are ready 5 ms after their create,
-// the hub's router document lists their listeners with an ETag, and
-// /metrics reports 100 MiB, and a second of CPU more at each of its
-// next busy scrapes.
+// the hub's router document lists their listeners with an ETag, a watch
+// of the services sends their names and a BOOKMARK, and /metrics reports
+// 100 MiB, and a second of CPU more at each of its next busy scrapes, and
+// 0.3 s more at each scrape while a watch is open.
 type scaleFake struct {
 	mu       sync.Mutex
 	services map[string]time.Time // name -> created
@@ -27,9 +28,14 @@ type scaleFake struct {
 	noHub    bool
 	cpu      float64
 	busy     int
+	watching int
 }
 
 func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/api/v3/services" && r.URL.Query().Get("watch") == "true" {
+		f.watch(w, r)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	view := func(name string) map[string]any {
@@ -52,6 +58,9 @@ func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && path == "/metrics":
 		if f.busy > 0 {
 			f.cpu, f.busy = f.cpu+1, f.busy-1
+		}
+		if f.watching > 0 {
+			f.cpu += 0.3
 		}
 		w.Write([]byte("# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 1.048576e+08\n"))
 		fmt.Fprintf(w, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\n", f.cpu)
@@ -118,6 +127,22 @@ func (f *scaleFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// watch answers a watch of the services until its client goes.
+func (f *scaleFake) watch(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	for name := range f.services {
+		fmt.Fprintf(w, `{"type":"ADDED","object":{"name":%q}}`+"\n", name)
+	}
+	f.watching++
+	f.mu.Unlock()
+	w.Write([]byte(`{"type":"BOOKMARK","object":{}}` + "\n"))
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+	f.mu.Lock()
+	f.watching--
+	f.mu.Unlock()
+}
+
 // runBench runs Run against server with the bench command's defaults,
 // changed by set.
 func runBench(t *testing.T, server string, set func(*Config)) (err error, stdout, stderr string) {
@@ -175,6 +200,11 @@ func TestBenchScaleSteps(t *testing.T) {
 			t.Errorf("line %d, fill figures: %s", i, line)
 		}
 	}
+	// At rest the fake's CPU stands still; with a watch open each scrape
+	// adds 0.3 s, over 3 windows of 0.2 s.
+	if first.RestCPU != 0 || first.WatchCPU < 499 || first.WatchCPU > 501 {
+		t.Errorf("CPU at rest %.1f and watching %.1f ms a second, want 0 and 500", first.RestCPU, first.WatchCPU)
+	}
 	if first.RestWaitS < 0.4 || f.busy != 0 {
 		t.Errorf("step 0 read after %.1f s, with %d busy scrapes left; want it to wait 2 windows of 0.2 s for the server to rest", first.RestWaitS, f.busy)
 	}
@@ -196,6 +226,7 @@ func TestBenchScaleNoHub(t *testing.T) {
 	defer srv.Close()
 	err, stdout, stderr := runBench(t, srv.URL, func(c *Config) {
 		c.Scenario, c.Clients, c.N, c.Steps, c.Samples, c.Reads = "scale", 50, 2, 1, 0, 1
+		c.RestWindow = 100 * time.Millisecond
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)

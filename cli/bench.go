@@ -85,9 +85,12 @@ evicted and fetched its history again. Then, once the server is at rest
 second; at most 30 s, "rest_wait_s" in the line): --reads each of GET
 /api/v3/services?limit=500, of the whole list, of the hub's router document
 (GET /api/v3/agents/{hub}/router: 200, then with If-None-Match: <its ETag>,
-which should be 304), and the server's RSS (process_resident_memory_bytes of
+which should be 304), the server's RSS (process_resident_memory_bytes of
 its /metrics; an embedded server is this process, so /proc/self/status when
-/metrics does not answer); last, --samples services created one at a time,
+/metrics does not answer), and its CPU over 3 s with no request, then over 3 s
+with a watch of the services open (GET /api/v3/services?watch=true, as the
+console keeps one: its feed reads the list every second) once the watch sent
+its initial state; last, --samples services created one at a time,
 create -> ready as create-latency measures it (they stay, and count toward
 the next step). Each line: {"scenario", "step", "target", "services",
 "clients", "filled", "fill_s", "fill_rate_per_s" (services ready per second
@@ -99,7 +102,9 @@ Temporal times a task out at 10 s), "rest_wait_s", "samples", "create_ready_p50_
 "list500_p50_ms", "list_all_p50_ms", "list_all_kb", "hub_agent",
 "hub_doc_ms", "hub_doc_kb", "hub_doc_304_ms", "hub_304", "hub_note" (why a
 hub figure is missing, e.g. no hub agent), "rss_mb" (MiB), "rss_from"
-("metrics" or "proc"), "errors", "wall_s"}; "services" is how many the whole
+("metrics" or "proc"), "rest_cpu_ms_per_s", "watch_cpu_ms_per_s" (0 when
+/metrics does not say; an embedded server's counts the bench's process),
+"errors", "wall_s"}; "services" is how many the whole
 list held. Against --server, deleting a large --n at the end takes a while.
 
 Every object bench creates is named bench-<run>-..., and deleted at the end

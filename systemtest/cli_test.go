@@ -982,6 +982,7 @@ func TestCLIBenchScale(t *testing.T) {
 			HubNote        string   `json:"hub_note"`
 			RSSMB          float64  `json:"rss_mb"`
 			RSSFrom        string   `json:"rss_from"`
+			WatchCPU       *float64 `json:"watch_cpu_ms_per_s"`
 			Errors         int      `json:"errors"`
 			Statements     float64  `json:"statements_per_service"`
 			Transactions   float64  `json:"transactions_per_service"`
@@ -1000,7 +1001,7 @@ func TestCLIBenchScale(t *testing.T) {
 			res.Clients != 50 || res.Pending != 0 || res.Errors != 0 || res.Samples != 3 ||
 			res.CreateReadyP50 <= 0 || res.CreateReadyP90 < res.CreateReadyP50 || res.List500P50 == nil || res.ListAllP50 == nil ||
 			!strings.HasPrefix(res.HubAgent, "bench-") || !res.Hub304 || res.Hub304MS == nil || res.HubNote != "" ||
-			res.RSSMB <= 0 || res.RSSFrom != "metrics" {
+			res.RSSMB <= 0 || res.RSSFrom != "metrics" || res.WatchCPU == nil {
 			t.Errorf("bench line %d: %s", i, line)
 		}
 		// The embedded server's /metrics is its worker's too.
