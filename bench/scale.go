@@ -130,7 +130,7 @@ func (b *bench) scale(ctx context.Context, enc *json.Encoder) ([]string, error) 
 		if ctx.Err() != nil {
 			return bad, ctx.Err()
 		}
-		r.RestWaitS = round(b.waitAtRest(ctx).Seconds(), 1)
+		r.RestWaitS = round(b.waitAtRest(ctx, restCPU).Seconds(), 1)
 		b.fillCosts(ctx, &r)
 		b.scaleReads(ctx, &r, hub)
 		if r.Services > 0 {
@@ -350,9 +350,11 @@ func pendingProbeWait(interval time.Duration, pending, settled float64, elapsed 
 }
 
 // The server is at rest once it used less than restCPU of a core over
-// Config.RestWindow; waitAtRest waits at most restWait for that.
+// Config.RestWindow, and quiet below quietCPU; waitAtRest waits at most
+// restWait for either.
 const (
 	restCPU  = 0.2
+	quietCPU = 0.05
 	restWait = 30 * time.Second
 )
 
@@ -362,7 +364,7 @@ const (
 // (Temporal times each workflow task out 10 s after it started, and
 // reloads the workflow to see it finished), which the reads at rest are
 // not meant to measure. It does not wait when /metrics does not say.
-func (b *bench) waitAtRest(ctx context.Context) time.Duration {
+func (b *bench) waitAtRest(ctx context.Context, cpu float64) time.Duration {
 	start, window := time.Now(), cmp.Or(b.cfg.RestWindow, time.Second)
 	last, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
 	for ok && time.Since(start) < restWait {
@@ -372,7 +374,7 @@ func (b *bench) waitAtRest(ctx context.Context) time.Duration {
 		case <-time.After(window):
 		}
 		var now float64
-		if now, ok = b.serverMetric(ctx, "process_cpu_seconds_total"); ok && now-last < restCPU*window.Seconds() {
+		if now, ok = b.serverMetric(ctx, "process_cpu_seconds_total"); ok && now-last < cpu*window.Seconds() {
 			break
 		}
 		last = now
@@ -444,31 +446,38 @@ func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 	}
 }
 
-// watchCost sets r's RestCPU and WatchCPU: the server's CPU at rest, in
-// ms a second, over three rest windows with no request, then over as long
-// with a watch of the services open, once its initial state came: what an
-// open console costs, whose lists' feeds read them every second. Both
-// stay 0 when /metrics does not say.
+// watchCost sets r's RestCPU and WatchCPU: the server's CPU, in ms a
+// second, with no request and with a watch of the services open (what an
+// open console costs, whose lists' feeds read them every second), once
+// the server is quiet (quietCPU): a window without, two with the watch
+// open once it sent its initial state, one without, so that the server's
+// own work settling after a fill weighs on both alike. Both stay 0 when
+// /metrics does not say.
 func (b *bench) watchCost(ctx context.Context, r *ScaleStep) {
-	window := 3 * cmp.Or(b.cfg.RestWindow, time.Second)
-	cpu := func() (float64, bool) {
-		before, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
+	b.waitAtRest(ctx, quietCPU)
+	window := 3 * cmp.Or(b.cfg.RestWindow, time.Second) / 2
+	var sum [2]float64 // without, with
+	ok := true
+	over := func(with int) {
+		before, ok1 := b.serverMetric(ctx, "process_cpu_seconds_total")
 		select {
 		case <-ctx.Done():
-			return 0, false
 		case <-time.After(window):
 		}
 		after, ok2 := b.serverMetric(ctx, "process_cpu_seconds_total")
-		return round((after-before)*1000/window.Seconds(), 1), ok && ok2
+		sum[with] += after - before
+		ok = ok && ok1 && ok2 && ctx.Err() == nil
 	}
-	rest, ok := cpu()
-	if !ok {
-		return
-	}
-	r.RestCPU = rest
-	if err := b.whileWatching(ctx, func() { r.WatchCPU, _ = cpu() }); err != nil {
+	over(0)
+	if err := b.whileWatching(ctx, func() { over(1); over(1) }); err != nil {
 		r.Errors++
 		b.opError("scale", fmt.Errorf("watch the services: %w", err))
+		return
+	}
+	over(0)
+	if ok {
+		perSecond := func(cpu float64) float64 { return round(cpu*1000/(2*window.Seconds()), 1) }
+		r.RestCPU, r.WatchCPU = perSecond(sum[0]), perSecond(sum[1])
 	}
 }
 

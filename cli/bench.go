@@ -87,10 +87,12 @@ second; at most 30 s, "rest_wait_s" in the line): --reads each of GET
 (GET /api/v3/agents/{hub}/router: 200, then with If-None-Match: <its ETag>,
 which should be 304), the server's RSS (process_resident_memory_bytes of
 its /metrics; an embedded server is this process, so /proc/self/status when
-/metrics does not answer), and its CPU over 3 s with no request, then over 3 s
-with a watch of the services open (GET /api/v3/services?watch=true, as the
-console keeps one: its feed reads the list every second) once the watch sent
-its initial state; last, --samples services created one at a time,
+/metrics does not answer), and, once its CPU stays under a twentieth of a
+core (at most 30 s more), its CPU with no request and with a watch of the
+services open (GET /api/v3/services?watch=true, as the console keeps one: its
+feed reads the list every second), in windows of 1.5 s: one without, two with
+the watch (once it sent its initial state), one without; last, --samples
+services created one at a time,
 create -> ready as create-latency measures it (they stay, and count toward
 the next step). Each line: {"scenario", "step", "target", "services",
 "clients", "filled", "fill_s", "fill_rate_per_s" (services ready per second
