@@ -51,17 +51,12 @@ func (t *Tx) serviceVersion() string {
 // with every list that takes them: read-only.
 type serviceCache struct {
 	mu    sync.Mutex
-	rows  map[string]cachedService
-	since time.Time // when rows was started
+	rows  map[string]service.Service // at their Version
+	since time.Time                  // when rows was started
 	// all is every service, as a whole list read them at the table's
 	// version allAt (SQLite only); nil when no whole list was kept.
 	all   []service.Service
 	allAt int64
-}
-
-type cachedService struct {
-	version int64
-	svc     service.Service
 }
 
 // versioned is a service's name and its row's version in one snapshot.
@@ -71,7 +66,7 @@ type versioned struct {
 }
 
 func newServiceCache() *serviceCache {
-	return &serviceCache{rows: map[string]cachedService{}, since: time.Now()}
+	return &serviceCache{rows: map[string]service.Service{}, since: time.Now()}
 }
 
 // take sets out[i] to the service page[i] names wherever the cache holds
@@ -81,8 +76,8 @@ func (c *serviceCache) take(page []versioned, out []service.Service) (missing []
 	defer c.mu.Unlock()
 	c.expire()
 	for i, p := range page {
-		if hit, ok := c.rows[p.name]; ok && hit.version == p.version {
-			out[i] = hit.svc
+		if hit, ok := c.rows[p.name]; ok && hit.Version == p.version {
+			out[i] = hit
 		} else {
 			missing = append(missing, i)
 		}
@@ -93,7 +88,7 @@ func (c *serviceCache) take(page []versioned, out []service.Service) (missing []
 // expire starts the cache again once it is serviceCacheLife old.
 func (c *serviceCache) expire() {
 	if time.Since(c.since) > serviceCacheLife {
-		c.rows, c.since, c.all = map[string]cachedService{}, time.Now(), nil
+		c.rows, c.since, c.all = map[string]service.Service{}, time.Now(), nil
 	}
 }
 
@@ -118,16 +113,17 @@ func (c *serviceCache) putAll(at int64, svcs []service.Service) {
 	c.all, c.allAt = slices.Clip(svcs), at
 }
 
-// put keeps the services of page at the indexes read, read at page's
-// versions. whole says page is every service there is: the cache
+// put keeps the services of page at the indexes read, setting their
+// Version to page's. whole says page is every service there is: the cache
 // then holds those only, so deleted services do not stay.
 func (c *serviceCache) put(page []versioned, svcs []service.Service, read []int, whole bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, i := range read {
+		svcs[i].Version = page[i].version
 		svc := svcs[i]
 		svc.Tags = slices.Clip(svc.Tags) // a caller's append copies
-		c.rows[page[i].name] = cachedService{version: page[i].version, svc: svc}
+		c.rows[page[i].name] = svc
 	}
 	if whole && len(c.rows) > len(page) { // every name of page is in rows: the rest are gone
 		for name := range c.rows {
@@ -192,9 +188,6 @@ func (t *Tx) servicesByVersion(ctx context.Context, after string, limit int) ([]
 		}
 	} else if err := t.readMissing(ctx, page, missing, out); err != nil {
 		return nil, err
-	}
-	for _, i := range missing {
-		out[i].Version = page[i].version
 	}
 	t.cache.put(page, out, missing, after == "" && limit <= 0)
 	return out, nil
