@@ -201,16 +201,14 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 				if sh.version != nil {
 					version = sh.version(i)
 				}
-				if object, ok := last[k]; shownAt.unchanged(k, version) && ok {
-					out[i] = watchItem{key: k, object: object}
-					continue
-				}
-				if scratch, err = appendJSON(scratch[:0], sh.item(i, &v)); err != nil {
-					return nil, err
-				}
-				object, ok := last[k]
-				if !ok || !bytes.Equal(object, scratch) {
-					object = bytes.Clone(scratch)
+				object, sent := last[k]
+				if !shownAt.unchanged(k, version) || !sent {
+					if scratch, err = appendJSON(scratch[:0], sh.item(i, &v)); err != nil {
+						return nil, err
+					}
+					if !sent || !bytes.Equal(object, scratch) {
+						object = bytes.Clone(scratch)
+					}
 				}
 				out[i] = watchItem{key: k, object: object}
 			}
