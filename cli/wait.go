@@ -111,8 +111,7 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 			w.poll(ctx, t, 0)
 			t.seen()
 		}
-		w.printDone()
-		if len(undone(targets)) == 0 {
+		if w.printDone(); w.printed == len(targets) {
 			break
 		}
 		w.showProgress()
@@ -166,10 +165,16 @@ func (w *waiter) canLongPoll(rest []*waitTarget) bool {
 // answer is tried again). Lines print as their services finish, in order.
 func (w *waiter) followAll(ctx context.Context, rest []*waitTarget, deadline time.Time, interval time.Duration) {
 	polled := make(chan *waitTarget, len(rest))
-	follow := func(t *waitTarget, after time.Duration) {
+	// follow polls t, and reports whether it does: a long poll once t was
+	// read and answered (not near the deadline), else a read after after,
+	// unless that comes after the deadline.
+	follow := func(t *waitTarget, after time.Duration) bool {
 		wait := time.Duration(0)
 		if t.etag != "" && t.lastErr == nil && time.Until(deadline) >= longPollWait {
-			wait = longPollWait
+			wait, after = longPollWait, 0
+		}
+		if after > 0 && !time.Now().Add(after).Before(deadline) {
+			return false
 		}
 		go func() {
 			if after > 0 {
@@ -181,9 +186,10 @@ func (w *waiter) followAll(ctx context.Context, rest []*waitTarget, deadline tim
 			w.poll(ctx, t, wait)
 			polled <- t
 		}()
+		return true
 	}
 	for _, t := range rest {
-		follow(t, 0)
+		follow(t, 0) // at once
 	}
 	for inFlight := len(rest); inFlight > 0; {
 		t := <-polled
@@ -193,12 +199,7 @@ func (w *waiter) followAll(ctx context.Context, rest []*waitTarget, deadline tim
 		if t.done || ctx.Err() != nil {
 			continue
 		}
-		after := time.Duration(0)
-		if t.etag == "" || t.lastErr != nil || time.Until(deadline) < longPollWait {
-			after = interval // the next is a read, not a long poll
-		}
-		if time.Now().Add(after).Before(deadline) {
-			follow(t, after)
+		if follow(t, interval) {
 			inFlight++
 		}
 		w.showProgress()
