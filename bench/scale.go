@@ -358,14 +358,18 @@ const (
 	restWait = 30 * time.Second
 )
 
-// waitAtRest waits until the server is at rest (process_cpu_seconds_total of
-// its /metrics), at most restWait, and returns how long it waited: a fill
-// leaves the server work for seconds after its last service is ready
-// (Temporal times each workflow task out 10 s after it started, and
-// reloads the workflow to see it finished), which the reads at rest are
-// not meant to measure. It does not wait when /metrics does not say.
+// restWindow is Config.RestWindow, a second unless set.
+func (b *bench) restWindow() time.Duration { return cmp.Or(b.cfg.RestWindow, time.Second) }
+
+// waitAtRest waits until the server used less than cpu of a core over a
+// rest window (process_cpu_seconds_total of its /metrics), at most
+// restWait, and returns how long it waited: a fill leaves the server work
+// for seconds after its last service is ready (Temporal times each
+// workflow task out 10 s after it started, and reloads the workflow to
+// see it finished), which the reads at rest are not meant to measure. It
+// does not wait when /metrics does not say.
 func (b *bench) waitAtRest(ctx context.Context, cpu float64) time.Duration {
-	start, window := time.Now(), cmp.Or(b.cfg.RestWindow, time.Second)
+	start, window := time.Now(), b.restWindow()
 	last, ok := b.serverMetric(ctx, "process_cpu_seconds_total")
 	for ok && time.Since(start) < restWait {
 		select {
@@ -455,7 +459,7 @@ func (b *bench) scaleReads(ctx context.Context, r *ScaleStep, hub string) {
 // /metrics does not say.
 func (b *bench) watchCost(ctx context.Context, r *ScaleStep) {
 	b.waitAtRest(ctx, quietCPU)
-	window := 3 * cmp.Or(b.cfg.RestWindow, time.Second) / 2
+	window := 3 * b.restWindow() / 2
 	var sum [2]float64 // without, with
 	ok := true
 	over := func(with int) {
