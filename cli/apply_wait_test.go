@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,19 +55,88 @@ func TestCLIWaitLongPollsALoneService(t *testing.T) {
 // waiter sleeps between reads, and the lines come in the services' order
 // though their passes run in the reverse one.
 func TestCLIWaitLongPollsEachService(t *testing.T) {
+	waitForPassesInReverse(t, newFleet(t), 3)
+}
+
+// More services than it long-polls, --wait follows with one watch of the
+// services: every line comes as its pass commits, in the services' order,
+// though the waiter would sleep an hour between rounds of reads, and it
+// reads each service a few times, not once a round.
+func TestCLIWaitWatchesManyServices(t *testing.T) {
 	f := newFleet(t)
-	more := fleetDoc + `---
-kind: Service
-metadata: {name: vendor}
-spec: {type: external, resource: 203.0.113.10, targetPort: 443}
----
-kind: Service
-metadata: {name: billing}
-spec: {type: external, resource: 203.0.113.11, targetPort: 443}
-`
-	f.must(0, "apply", "-f", f.file("fleet.yaml", more), "--wait")
+	var mu sync.Mutex
+	watches, reads := 0, 0
+	h := f.srv.Config.Handler
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		switch {
+		case r.Method != http.MethodGet:
+		case r.URL.Path == "/api/v3/services" && r.URL.Query().Get("watch") == "true":
+			watches++
+		case strings.HasPrefix(r.URL.Path, "/api/v3/services/"):
+			reads++
+		}
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+	n := 3 * maxLongPolls
+	waitForPassesInReverse(t, f, n)
+	mu.Lock()
+	defer mu.Unlock()
+	// apply's --wait and the test's: a watch each, and each service read
+	// when done, then long-polled among the last few.
+	if watches != 2 || reads > 2*3*n {
+		t.Errorf("the waits opened %d watches and read services %d times, for %d services waited for twice", watches, reads, n)
+	}
+}
+
+// followBy long-polls a few services, watches more, and reads in turn
+// what neither sees: rollouts, removals from routers, or all when the
+// server refused the watch.
+func TestFollowBy(t *testing.T) {
+	ready := func(n int) []*waitTarget {
+		var out []*waitTarget
+		for range n {
+			out = append(out, &waitTarget{goal: untilReady})
+		}
+		return out
+	}
+	gone := append(ready(2), &waitTarget{goal: untilGone})
+	for _, c := range []struct {
+		name          string
+		rest          []*waitTarget
+		rollout, refd bool
+		want          following
+	}{
+		{"one ready", ready(1), false, false, byLongPolls},
+		{"as many as long polls", ready(maxLongPolls), false, false, byLongPolls},
+		{"one more", ready(maxLongPolls + 1), false, false, byWatch},
+		{"one more, the watch refused", ready(maxLongPolls + 1), false, true, byReads},
+		{"a few, the watch refused", ready(2), false, true, byLongPolls},
+		{"a rollout", ready(1), true, false, byReads},
+		{"many, a rollout", ready(maxLongPolls + 1), true, false, byReads},
+		{"one gone among them", gone, false, false, byReads},
+	} {
+		if got := followBy(c.rest, c.rollout, c.refd); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// waitForPassesInReverse applies n services and waits for them; then
+// changes each in the store alone, reconciles them in the reverse order,
+// and checks that a waiter that would sleep an hour between reads prints
+// each ready, in their order.
+func waitForPassesInReverse(t *testing.T, f *fleet, n int) {
+	t.Helper()
+	doc := fleetDoc
+	var names []string
+	for i := range n {
+		names = append(names, fmt.Sprintf("vendor-%02d", i))
+		doc += fmt.Sprintf("---\nkind: Service\nmetadata: {name: %s}\nspec: {type: external, resource: 203.0.113.%d, targetPort: 443}\n", names[i], i+1)
+	}
+	f.must(0, "apply", "-f", f.file("fleet.yaml", doc), "--wait")
 	ctx := context.Background()
-	names := []string{"checkout", "vendor", "billing"}
 	// Their specs change in the store alone: pending, and no reconcile
 	// runs until the test runs one.
 	err := f.acts.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -85,7 +157,7 @@ spec: {type: external, resource: 203.0.113.11, targetPort: 443}
 	}
 	go func() {
 		for _, name := range slices.Backward(names) {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(time.Second / time.Duration(n))
 			f.ServiceChanged(ctx, name)
 		}
 	}()
@@ -103,8 +175,8 @@ spec: {type: external, resource: 203.0.113.11, targetPort: 443}
 		t.Fatalf("the wait printed %q", out.String())
 	}
 	for i, name := range names {
-		if !strings.HasPrefix(lines[i], "service/"+name+" ready") {
-			t.Errorf("line %d: %q, want %s ready", i+1, lines[i], name)
+		if !strings.HasPrefix(lines[i], "service/"+name+" ready (bridgePort ") || !strings.HasSuffix(lines[i], "1/1 agents listening)") {
+			t.Errorf("line %d: %q, want %s ready on its one agent", i+1, lines[i], name)
 		}
 	}
 }

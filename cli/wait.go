@@ -22,10 +22,42 @@ const (
 
 // maxLongPolls is how many services --wait long-polls at once, each on a
 // connection of its own, so that each line comes as its reconcile
-// commits. More than that are read in turn, one request at a time, every
-// pollInterval, until no more are left (a file of hundreds would
-// otherwise open hundreds of connections).
+// commits. More than that are followed by one watch of the services (a
+// file of hundreds would otherwise open hundreds of connections), or,
+// where the server refuses the watch, read in turn every pollInterval,
+// until no more are left.
 const maxLongPolls = 8
+
+// following is how --wait follows the services it still waits for.
+type following int
+
+const (
+	// byReads: each read in turn, every pollInterval.
+	byReads following = iota
+	// byLongPolls: each long-polled on a connection of its own.
+	byLongPolls
+	// byWatch: one watch of the services, and a read of each that the
+	// watch shows done, for its line.
+	byWatch
+)
+
+// followBy decides how to follow rest: a few by long polls, more by a
+// watch unless the server refused one (watchRefused). Long polls and the
+// watch see what a service's reads see, so both follow ready and
+// reconciled goals only: a rollout is the agents' reports (a service's
+// long poll sees them only a second late, its watch not at all) and a
+// deleted service's objects are on routers' documents.
+func followBy(rest []*waitTarget, rollout, watchRefused bool) following {
+	switch {
+	case rollout || slices.ContainsFunc(rest, func(t *waitTarget) bool { return t.goal == untilGone }):
+		return byReads
+	case len(rest) <= maxLongPolls:
+		return byLongPolls
+	case watchRefused:
+		return byReads
+	}
+	return byWatch
+}
 
 type waitGoal int
 
@@ -98,14 +130,24 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 	}
 	w.targets, w.printed, w.start = targets, 0, time.Now()
 	deadline := w.start.Add(timeout)
+	watchRefused := false
 	for {
 		rest := undone(targets)
 		if len(rest) == 0 {
 			break
 		}
-		if w.canLongPoll(rest) {
+		how := followBy(rest, w.rollout, watchRefused)
+		if how == byLongPolls {
 			w.followAll(ctx, rest, deadline, interval)
 			break
+		}
+		if how == byWatch {
+			// Until a few are left, or the deadline: then as they say.
+			watchRefused = !w.watchAll(ctx, rest, deadline)
+			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				break
+			}
+			continue
 		}
 		for _, t := range rest {
 			w.poll(ctx, t, 0)
@@ -148,15 +190,6 @@ func (w *waiter) wait(ctx context.Context, targets []*waitTarget, timeout time.D
 		}
 	}
 	return join(errs)
-}
-
-// canLongPoll reports whether the services of rest are few enough to
-// long-poll each, and waited for as long polls see them: ready, not
-// rolled out (rollouts are agents' reports, which a service's long poll
-// sees only a second late) nor gone (routers' documents).
-func (w *waiter) canLongPoll(rest []*waitTarget) bool {
-	return len(rest) <= maxLongPolls && !w.rollout &&
-		!slices.ContainsFunc(rest, func(t *waitTarget) bool { return t.goal == untilGone })
 }
 
 // followAll polls each of rest in a goroutine of its own until it is done
@@ -206,6 +239,66 @@ func (w *waiter) followAll(ctx context.Context, rest []*waitTarget, deadline tim
 	}
 }
 
+// errFewLeft ends watchAll's watch once long polls can follow the rest.
+var errFewLeft = errors.New("few enough left to long-poll")
+
+// watchAll follows rest with one watch of the services until no more than
+// maxLongPolls of them are left, or deadline passes. The watch's objects
+// say how each goes; one that it shows done is read once, for its line
+// (the list the watch streams leaves out a service's distribution, its
+// agents). It reports false if the server refused the watch (an older
+// server, the client's watches all open), to read in turn instead.
+func (w *waiter) watchAll(ctx context.Context, rest []*waitTarget, deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	byName := make(map[string]*waitTarget, len(rest))
+	for _, t := range rest {
+		byName[t.name] = t
+	}
+	left := len(rest)
+	watched := map[*waitTarget]bool{} // in the watch's initial state, or since
+	// saw updates t from what the watch showed of it.
+	saw := func(t *waitTarget, e WatchEvent) {
+		watched[t] = true
+		if e.Type == "DELETED" {
+			w.poll(ctx, t, 0)
+		} else {
+			svc, err := decodeService(e.Object)
+			probe := *t // decided as a read would, but printed from one
+			if w.see(ctx, &probe, svc, err); probe.done {
+				w.poll(ctx, t, 0)
+			} else {
+				t.state = probe.state
+			}
+		}
+		if t.seen(); t.done {
+			left--
+		}
+	}
+	k := watchKinds["services"]
+	err := w.c.Watch(ctx, k.path, k.key, func(e WatchEvent) error {
+		if e.Type == "BOOKMARK" {
+			// The initial state is whole: those not in it are gone.
+			for _, t := range rest {
+				if !watched[t] {
+					saw(t, WatchEvent{Type: "DELETED"})
+				}
+			}
+		} else if t := byName[k.key(e.Object)]; t != nil && !t.done {
+			saw(t, e)
+		}
+		if w.printDone(); left <= maxLongPolls {
+			return errFewLeft
+		}
+		w.showProgress()
+		return nil
+	})
+	var ae *APIError
+	var ee *ExitError
+	var ue *UnreachableError
+	return !errors.As(err, &ae) && !errors.As(err, &ee) && !errors.As(err, &ue)
+}
+
 // printDone prints the lines of the targets done, in order, up to the
 // first not done.
 func (w *waiter) printDone() {
@@ -237,6 +330,11 @@ func (w *waiter) poll(ctx context.Context, t *waitTarget, wait time.Duration) {
 		return
 	}
 	t.etag = etag
+	w.see(ctx, t, svc, err)
+}
+
+// see updates t from a read of its service: svc, or the read's err.
+func (w *waiter) see(ctx context.Context, t *waitTarget, svc Service, err error) {
 	switch {
 	case NotFound(err) && t.goal == untilGone:
 		w.pollRouters(ctx, t)
