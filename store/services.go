@@ -602,19 +602,20 @@ func (t *Tx) FanoutQueued(ctx context.Context, name string) error {
 // deletingNames selects deleted services (without a row) that still have
 // router entries or Kubernetes objects: those a reconcile has not removed
 // yet. It reads the deletions, never every router entry.
-const deletingNames = `SELECT d.name FROM (SELECT service_name AS name, cluster_objects FROM service_deletions) d
+const deletingNames = `SELECT d.name FROM (SELECT service_name AS name, cluster_objects, deleted_at FROM service_deletions) d
 	WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.name = d.name)
 	  AND (d.cluster_objects OR EXISTS (SELECT 1 FROM router_entries e WHERE e.service_name = d.name))`
 
 // UnsettledServices names services whose latest generation or reconcile
-// request no reconcile has finished (changed or requested before
-// olderThan: the newer ones' signals may be on their way), and names that
-// still have router entries but no row: the work a lost signal would
-// otherwise leave undone.
+// request no reconcile has finished, and deleted services whose objects
+// remain: the work a lost signal would otherwise leave undone. Only those
+// changed, requested or deleted before olderThan: the newer ones' signals
+// may be on their way, and a burst of deletes that their workflows work
+// through is not signalled again.
 func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]string, error) {
 	var names []string
 	err := t.sel(ctx, &names, pendingNames+` AND updated_at < ? AND requested_at < ?
-		UNION `+deletingNames+` ORDER BY 1`, olderThan, olderThan)
+		UNION `+deletingNames+` AND d.deleted_at < ? ORDER BY 1`, olderThan, olderThan, olderThan)
 	return names, err
 }
 

@@ -430,6 +430,18 @@ func TestUnsettledAmong(t *testing.T) {
 			}
 			return tx.QueueAgents(ctx, []string{"a-1"})
 		})
+		// The resync leaves a deletion to the delete's signal for a grace
+		// period too: a burst of deletes is not signalled again while
+		// their workflows work through it.
+		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
+			if got, err := tx.UnsettledServices(ctx, time.Now().Add(-time.Minute)); err != nil || slices.Contains(got, "deleted") {
+				t.Errorf("resync within the grace: %v (%v), want no deleted", got, err)
+			}
+			if got, err := tx.UnsettledServices(ctx, time.Now().Add(time.Minute)); err != nil || !slices.Contains(got, "deleted") {
+				t.Errorf("resync after the grace: %v (%v), want deleted among them", got, err)
+			}
+			return nil
+		})
 		mustTx(t, s, func(ctx context.Context, tx *store.Tx) error {
 			got, err := tx.UnsettledAmong(ctx, []string{"pending", "ready", "deleted", "unknown"})
 			slices.Sort(got)
