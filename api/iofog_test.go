@@ -369,6 +369,18 @@ func TestIofogReads(t *testing.T) {
 		if got := api.Do("GET", "/api/v3/microservices?application=nope", nil).Want(200); string(got.Body) != `{"microservices":[]}` {
 			t.Errorf("?application=nope: %s", got.Body)
 		}
+		// With ?name=, the one of that name in the application, or none;
+		// a name alone names nothing.
+		if got := msNames(api.Do("GET", "/api/v3/microservices?application=shop&name=db", nil).Want(200)); !slices.Equal(got, []string{"shop/db"}) {
+			t.Errorf("?application=shop&name=db: %v", got)
+		}
+		for _, q := range []string{"application=shop&name=nope", "application=nope&name=db"} {
+			if got := api.Do("GET", "/api/v3/microservices?"+q, nil).Want(200); string(got.Body) != `{"microservices":[]}` {
+				t.Errorf("?%s: %s", q, got.Body)
+			}
+		}
+		api.Do("GET", "/api/v3/microservices?name=db", nil).WantError(400, "ValidationError",
+			"Query parameter 'name' needs 'application': a microservice is named within its application")
 		var paged []string
 		token := ""
 		for range 3 {

@@ -62,9 +62,27 @@ func ofApplication(sorted []inventory.Microservice, app string) []inventory.Micr
 // answers 404: svcbridge knows an application only by its microservices,
 // and potctl's deploy of an application's first microservice lists the
 // application's microservices before it creates the microservice.
+//
+// With ?name= too, the one microservice of that name in the application,
+// read by its key: what apply looks up for each document, where reading
+// the whole list each time made applying n microservices n² items.
 func (s *Server) listMicroservices(c *gin.Context) {
 	app, filtered := c.GetQuery("application")
+	name, named := c.GetQuery("name")
+	if named && !filtered {
+		fail(c, badRequest("Query parameter 'name' needs 'application': a microservice is named within its application"))
+		return
+	}
 	readList := func(c *gin.Context, _ pageQuery) ([]inventory.Microservice, error) {
+		if named {
+			m, err := txValue(s, c, func(tx *store.Tx, ctx context.Context) (inventory.Microservice, error) {
+				return tx.FindMicroservice(ctx, app+"/"+name)
+			})
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, nil
+			}
+			return []inventory.Microservice{m}, err
+		}
 		all, err := txValue(s, c, (*store.Tx).ListMicroservices)
 		if err != nil || !filtered {
 			return all, err

@@ -51,7 +51,7 @@ func TestRouteParamsAreTheDocuments(t *testing.T) {
 	}
 	for route, want := range map[string][]string{
 		"GET /api/v3/services":                    {"limit", "continue", "watch"},
-		"GET /api/v3/microservices":               {"application", "limit", "continue", "watch"},
+		"GET /api/v3/microservices":               {"application", "name", "limit", "continue", "watch"},
 		"GET /api/v3/events":                      {"limit", "continue"},
 		"GET /api/v3/services/:name/distribution": {"tags"},
 		"GET /api/v3/iofog-list":                  {"filters", "system"},

@@ -525,12 +525,11 @@ func applyMicroservice(ctx context.Context, c *Client, d document) (string, erro
 	if err != nil {
 		return "", err
 	}
-	full := app + "/" + name
-	ms, err := c.ListMicroservices(ctx)
+	ms, err := c.MicroservicesNamed(ctx, app, name)
 	if err != nil {
 		return "", err
 	}
-	ref := "microservice/" + full
+	ref := "microservice/" + app + "/" + name
 	for _, m := range ms {
 		if m.Application != app || m.Name != name {
 			continue

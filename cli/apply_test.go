@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"svcbridge/wire"
@@ -95,6 +98,72 @@ func TestCheckDryRun(t *testing.T) {
 		}
 		if len(paths) != 1 || paths[0] != "GET /healthz" {
 			t.Errorf("%s: requests %q", c.name, paths)
+		}
+	}
+}
+
+// Apply reads, for each Microservice document, that microservice alone:
+// applying many is not a list of them all for each. A file of 40 is
+// applied anew, then unchanged: the server sends each at most once a run.
+func TestApplyReadsEachMicroserviceAlone(t *testing.T) {
+	f := newFleet(t)
+	var mu sync.Mutex
+	sent, lookups := 0, 0
+	f.wrap(func(w http.ResponseWriter, r *http.Request, api http.Handler) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/v3/microservices" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, r)
+		var l wire.MicroserviceList
+		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
+			t.Errorf("GET %s: %v", r.URL, err)
+		}
+		mu.Lock()
+		sent, lookups = sent+len(l.Microservices), lookups+1
+		mu.Unlock()
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
+	applyMicroservicesTwice(t, f, 40)
+	mu.Lock()
+	defer mu.Unlock()
+	// The first run's lookups find none of the shop, the second's each one.
+	if lookups < 2*41 || sent > 41 {
+		t.Errorf("two runs looked microservices up %d times and were sent %d, want at least %d and at most %d", lookups, sent, 2*41, 41)
+	}
+}
+
+// Against a server that refuses ?name= (one before it), apply looks a
+// microservice up among its application's.
+func TestApplyMicroservicesOnAServerBeforeName(t *testing.T) {
+	f := newFleet(t)
+	f.wrap(func(w http.ResponseWriter, r *http.Request, api http.Handler) {
+		if r.URL.Path == "/api/v3/microservices" && r.URL.Query().Has("name") {
+			http.Error(w, `{"name":"ValidationError","message":"Unknown query parameter 'name'"}`, http.StatusBadRequest)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	applyMicroservicesTwice(t, f, 3)
+}
+
+// applyMicroservicesTwice applies the fleet with n microservices of
+// application shop: created, then unchanged.
+func applyMicroservicesTwice(t *testing.T, f *fleet, n int) {
+	t.Helper()
+	doc := fleetDoc
+	for i := range n {
+		doc += fmt.Sprintf("---\nkind: Microservice\nmetadata: {name: shop/m%02d}\nspec: {agent: fog-a}\n", i)
+	}
+	file := f.file("shop.yaml", doc)
+	last := fmt.Sprintf("microservice/shop/m%02d ", n-1)
+	for run, want := range []string{"created", "unchanged"} {
+		out, _ := f.must(0, "apply", "-f", file)
+		if got := strings.Count(out, "microservice/shop/m"); got != n || !strings.Contains(out, last+want) {
+			t.Fatalf("run %d printed %d shop microservices, want %d %s:\n%s", run+1, got, n, want, out)
 		}
 	}
 }

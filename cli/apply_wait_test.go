@@ -66,8 +66,7 @@ func TestCLIWaitWatchesManyServices(t *testing.T) {
 	f := newFleet(t)
 	var mu sync.Mutex
 	watches, reads := 0, 0
-	h := f.srv.Config.Handler
-	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.wrap(func(w http.ResponseWriter, r *http.Request, api http.Handler) {
 		mu.Lock()
 		switch {
 		case r.Method != http.MethodGet:
@@ -77,7 +76,7 @@ func TestCLIWaitWatchesManyServices(t *testing.T) {
 			reads++
 		}
 		mu.Unlock()
-		h.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	})
 	n := 3 * maxLongPolls
 	waitForPassesInReverse(t, f, n)

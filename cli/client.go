@@ -315,7 +315,7 @@ func (c *Client) listAll(ctx context.Context, path string) ([]json.RawMessage, e
 	var out []json.RawMessage
 	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
 	for {
-		_, header, body, err := c.roundTrip(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil, nil)
+		_, header, body, err := c.roundTrip(ctx, http.MethodGet, withQueryOf(path, q.Encode()), "", nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -402,11 +402,15 @@ func esc(s string) string { return url.PathEscape(s) }
 
 // withQuery adds key=value to path's query.
 func withQuery(path, key, value string) string {
-	sep := "?"
+	return withQueryOf(path, url.QueryEscape(key)+"="+url.QueryEscape(value))
+}
+
+// withQueryOf is path with query, encoded, added to the query it has.
+func withQueryOf(path, query string) string {
 	if strings.Contains(path, "?") {
-		sep = "&"
+		return path + "&" + query
 	}
-	return path + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
+	return path + "?" + query
 }
 
 // CheckDryRun checks, before any dry-run write, that the server is
@@ -648,7 +652,24 @@ func decodeMicroservice(raw []byte) (Microservice, error) {
 
 // ListMicroservices lists the microservices.
 func (c *Client) ListMicroservices(ctx context.Context) ([]Microservice, error) {
-	raws, err := c.listAll(ctx, "/api/v3/microservices")
+	return c.listMicroservices(ctx, "/api/v3/microservices")
+}
+
+// MicroservicesNamed lists the microservice of application app named
+// name: one or none. A server before ?name= refuses it (400), and is
+// asked for the application's.
+func (c *Client) MicroservicesNamed(ctx context.Context, app, name string) ([]Microservice, error) {
+	ofApp := withQuery("/api/v3/microservices", "application", app)
+	ms, err := c.listMicroservices(ctx, withQuery(ofApp, "name", name))
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return c.listMicroservices(ctx, ofApp)
+	}
+	return ms, err
+}
+
+func (c *Client) listMicroservices(ctx context.Context, path string) ([]Microservice, error) {
+	raws, err := c.listAll(ctx, path)
 	if err != nil {
 		return nil, err
 	}

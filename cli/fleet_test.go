@@ -70,6 +70,12 @@ func newFleet(t *testing.T) *fleet {
 	return f
 }
 
+// wrap puts mw in front of the fleet's API, which it calls as api.
+func (f *fleet) wrap(mw func(w http.ResponseWriter, r *http.Request, api http.Handler)) {
+	h := f.srv.Config.Handler
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mw(w, r, h) })
+}
+
 // ServiceCreated, ServiceChanged and AgentsQueued are the API's
 // Reconciler: each reconciles at once. A failed pass is recorded on the
 // service, as the workflow's first attempt records it.
