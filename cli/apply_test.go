@@ -167,3 +167,21 @@ func applyMicroservicesTwice(t *testing.T, f *fleet, n int) {
 		}
 	}
 }
+
+// diff finds a Microservice document's microservice as apply does: none
+// to show for the file applied, the agent for one moved.
+func TestDiffMicroservice(t *testing.T) {
+	f := newFleet(t)
+	applyMicroservicesTwice(t, f, 3)
+	doc := fleetDoc
+	for i := range 3 {
+		doc += fmt.Sprintf("---\nkind: Microservice\nmetadata: {name: shop/m%02d}\nspec: {agent: fog-a}\n", i)
+	}
+	if out, _ := f.must(0, "diff", "-f", f.file("same.yaml", doc)); out != "" {
+		t.Errorf("diff of the applied file: %q", out)
+	}
+	moved := strings.Replace(doc, "shop/m01}\nspec: {agent: fog-a}", "shop/m01}\nspec: {agent: hub}", 1)
+	if out, _ := f.must(1, "diff", "-f", f.file("moved.yaml", moved)); !strings.Contains(out, "-  agent: fog-a\n+  agent: hub\n") || strings.Count(out, "+++ ") != 1 {
+		t.Errorf("diff of m01 moved to hub:\n%s", out)
+	}
+}

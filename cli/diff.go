@@ -148,7 +148,7 @@ func liveObject(ctx context.Context, c *Client, d document) ([]byte, func([]byte
 			return nil, nil, ferr
 		}
 		var ms []Microservice
-		ms, err = c.ListMicroservices(ctx)
+		ms, err = c.MicroservicesNamed(ctx, app, name)
 		for _, m := range ms {
 			if m.Application == app && m.Name == name {
 				raw = m.Raw
