@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -183,5 +184,34 @@ func TestDiffMicroservice(t *testing.T) {
 	moved := strings.Replace(doc, "shop/m01}\nspec: {agent: fog-a}", "shop/m01}\nspec: {agent: hub}", 1)
 	if out, _ := f.must(1, "diff", "-f", f.file("moved.yaml", moved)); !strings.Contains(out, "-  agent: fog-a\n+  agent: hub\n") || strings.Count(out, "+++ ") != 1 {
 		t.Errorf("diff of m01 moved to hub:\n%s", out)
+	}
+}
+
+// delete finds a microservice by application/name, or takes its uuid,
+// as apply looks it up.
+func TestDeleteMicroservice(t *testing.T) {
+	f := newFleet(t)
+	applyMicroservicesTwice(t, f, 3)
+	c := &Client{Server: f.URL, Token: fleetToken}
+	ms, err := c.MicroservicesNamed(context.Background(), "shop", "m01")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("shop/m01: %v (%v)", ms, err)
+	}
+	if out, _ := f.must(0, "delete", "microservice", "shop/m00", ms[0].UUID); out != "microservice/shop/m00 deleted\nmicroservice/"+ms[0].UUID+" deleted\n" {
+		t.Errorf("delete by name and by uuid printed %q", out)
+	}
+	if _, errOut := f.must(2, "delete", "microservice", "shop/m00"); !strings.Contains(errOut, "Microservice shop/m00 not found") {
+		t.Errorf("deleting it again: %q", errOut)
+	}
+	left, err := c.ListMicroservices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range left {
+		names = append(names, m.Application+"/"+m.Name)
+	}
+	if !slices.Equal(names, []string{"orders/checkout", "shop/m02"}) {
+		t.Errorf("left %v, want orders/checkout and shop/m02", names)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -147,13 +148,9 @@ func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitT
 	case "agents":
 		return nil, c.DeleteAgent(ctx, it.name)
 	case "microservices":
-		inv, err := loadInventory(ctx, c, true)
+		id, err := microserviceUUID(ctx, c, it.name)
 		if err != nil {
 			return nil, err
-		}
-		id, ok := inv.msUUID(it.name)
-		if !ok {
-			return nil, &APIError{Status: 404, Name: "NotFoundError", Message: "Microservice " + it.name + " not found"}
 		}
 		return nil, c.DeleteMicroservice(ctx, id)
 	}
@@ -173,6 +170,26 @@ func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitT
 		return nil, err
 	}
 	return &waitTarget{name: it.name, goal: untilGone, routers: routers}, nil
+}
+
+// microserviceUUID resolves a microservice reference, application/name or
+// a uuid, to the uuid, looking up that one microservice (a file of many
+// is not a list of them all for each); a uuid is the server's to find.
+func microserviceUUID(ctx context.Context, c *Client, ref string) (string, error) {
+	app, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return ref, nil
+	}
+	ms, err := c.MicroservicesNamed(ctx, app, name)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range ms {
+		if m.Application == app && m.Name == name {
+			return m.UUID, nil
+		}
+	}
+	return "", &APIError{Status: 404, Name: "NotFoundError", Message: "Microservice " + ref + " not found"}
 }
 
 // serviceRouters are the agents whose routers may hold a service's
