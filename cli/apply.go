@@ -525,15 +525,12 @@ func applyMicroservice(ctx context.Context, c *Client, d document) (string, erro
 	if err != nil {
 		return "", err
 	}
-	ms, err := c.MicroservicesNamed(ctx, app, name)
+	m, found, err := c.MicroserviceNamed(ctx, app, name)
 	if err != nil {
 		return "", err
 	}
 	ref := "microservice/" + app + "/" + name
-	for _, m := range ms {
-		if m.Application != app || m.Name != name {
-			continue
-		}
+	if found {
 		fields := map[string]any{}
 		if agent != "" && !sameRef(agent, m.Agent, m.AgentName) {
 			fields["agent"] = agent // the API explains an unknown agent

@@ -193,11 +193,11 @@ func TestDeleteMicroservice(t *testing.T) {
 	f := newFleet(t)
 	applyMicroservicesTwice(t, f, 3)
 	c := &Client{Server: f.URL, Token: fleetToken}
-	ms, err := c.MicroservicesNamed(context.Background(), "shop", "m01")
-	if err != nil || len(ms) != 1 {
-		t.Fatalf("shop/m01: %v (%v)", ms, err)
+	m01, found, err := c.MicroserviceNamed(context.Background(), "shop", "m01")
+	if err != nil || !found {
+		t.Fatalf("shop/m01: %v (%v)", found, err)
 	}
-	if out, _ := f.must(0, "delete", "microservice", "shop/m00", ms[0].UUID); out != "microservice/shop/m00 deleted\nmicroservice/"+ms[0].UUID+" deleted\n" {
+	if out, _ := f.must(0, "delete", "microservice", "shop/m00", m01.UUID); out != "microservice/shop/m00 deleted\nmicroservice/"+m01.UUID+" deleted\n" {
 		t.Errorf("delete by name and by uuid printed %q", out)
 	}
 	if _, errOut := f.must(2, "delete", "microservice", "shop/m00"); !strings.Contains(errOut, "Microservice shop/m00 not found") {

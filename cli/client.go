@@ -655,17 +655,23 @@ func (c *Client) ListMicroservices(ctx context.Context) ([]Microservice, error) 
 	return c.listMicroservices(ctx, "/api/v3/microservices")
 }
 
-// MicroservicesNamed lists the microservice of application app named
-// name: one or none. A server before ?name= refuses it (400), and is
-// asked for the application's.
-func (c *Client) MicroservicesNamed(ctx context.Context, app, name string) ([]Microservice, error) {
+// MicroserviceNamed reads the microservice of application app named name
+// (found: there is one), asking the server for that one: a file of many
+// is not a list of them all for each. A server before ?name= refuses it
+// (400), and is asked for the application's.
+func (c *Client) MicroserviceNamed(ctx context.Context, app, name string) (m Microservice, found bool, err error) {
 	ofApp := withQuery("/api/v3/microservices", "application", app)
 	ms, err := c.listMicroservices(ctx, withQuery(ofApp, "name", name))
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return c.listMicroservices(ctx, ofApp)
+		ms, err = c.listMicroservices(ctx, ofApp)
 	}
-	return ms, err
+	for _, m := range ms {
+		if m.Application == app && m.Name == name {
+			return m, true, err
+		}
+	}
+	return Microservice{}, false, err
 }
 
 func (c *Client) listMicroservices(ctx context.Context, path string) ([]Microservice, error) {

@@ -173,23 +173,17 @@ func deleteOne(ctx context.Context, c *Client, it deleteItem, wait bool) (*waitT
 }
 
 // microserviceUUID resolves a microservice reference, application/name or
-// a uuid, to the uuid, looking up that one microservice (a file of many
-// is not a list of them all for each); a uuid is the server's to find.
+// a uuid, to the uuid; a uuid is the server's to find.
 func microserviceUUID(ctx context.Context, c *Client, ref string) (string, error) {
 	app, name, ok := strings.Cut(ref, "/")
 	if !ok {
 		return ref, nil
 	}
-	ms, err := c.MicroservicesNamed(ctx, app, name)
-	if err != nil {
-		return "", err
+	m, found, err := c.MicroserviceNamed(ctx, app, name)
+	if err == nil && !found {
+		err = &APIError{Status: 404, Name: "NotFoundError", Message: "Microservice " + ref + " not found"}
 	}
-	for _, m := range ms {
-		if m.Application == app && m.Name == name {
-			return m.UUID, nil
-		}
-	}
-	return "", &APIError{Status: 404, Name: "NotFoundError", Message: "Microservice " + ref + " not found"}
+	return m.UUID, err
 }
 
 // serviceRouters are the agents whose routers may hold a service's

@@ -147,13 +147,9 @@ func liveObject(ctx context.Context, c *Client, d document) ([]byte, func([]byte
 		if ferr != nil {
 			return nil, nil, ferr
 		}
-		var ms []Microservice
-		ms, err = c.MicroservicesNamed(ctx, app, name)
-		for _, m := range ms {
-			if m.Application == app && m.Name == name {
-				raw = m.Raw
-			}
-		}
+		var m Microservice
+		m, _, err = c.MicroserviceNamed(ctx, app, name)
+		raw = m.Raw
 	default:
 		_, err = applyOne(ctx, c, d) // says what is wrong with the kind
 		return nil, nil, err
