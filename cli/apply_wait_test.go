@@ -36,10 +36,10 @@ func TestCLIWaitLongPollsALoneService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
+	f.beside(func() {
 		time.Sleep(300 * time.Millisecond)
 		f.ServiceChanged(ctx, "checkout")
-	}()
+	})
 	var out bytes.Buffer
 	w := &waiter{c: &Client{Server: f.URL, Token: fleetToken}, out: &out, interval: time.Hour}
 	if err := w.wait(ctx, []*waitTarget{{name: "checkout", goal: untilReady}}, 30*time.Second); err != nil {
@@ -154,12 +154,12 @@ func waitForPassesInReverse(t *testing.T, f *fleet, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
+	f.beside(func() {
 		for _, name := range slices.Backward(names) {
 			time.Sleep(time.Second / time.Duration(n))
 			f.ServiceChanged(ctx, name)
 		}
-	}()
+	})
 	var out bytes.Buffer
 	w := &waiter{c: &Client{Server: f.URL, Token: fleetToken}, out: &out, interval: time.Hour}
 	var targets []*waitTarget

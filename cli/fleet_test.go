@@ -70,6 +70,18 @@ func newFleet(t *testing.T) *fleet {
 	return f
 }
 
+// beside runs fn beside the test, which waits for it before the fleet
+// closes: a pass's fan-out may still run when what a test waits for is
+// seen.
+func (f *fleet) beside(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	f.t.Cleanup(func() { <-done })
+}
+
 // wrap puts mw in front of the fleet's API, which it calls as api.
 func (f *fleet) wrap(mw func(w http.ResponseWriter, r *http.Request, api http.Handler)) {
 	h := f.srv.Config.Handler
