@@ -257,19 +257,17 @@ func (w *waiter) watchAll(ctx context.Context, rest []*waitTarget, deadline time
 	}
 	left := len(rest)
 	watched := map[*waitTarget]bool{} // in the watch's initial state, or since
-	// saw updates t from what the watch showed of it.
-	saw := func(t *waitTarget, e WatchEvent) {
+	// saw updates t from what the watch showed of it: svc, or deleted.
+	saw := func(t *waitTarget, svc Service, deleted bool) {
 		watched[t] = true
-		if e.Type == "DELETED" {
+		probe := *t // decided as a read would, but printed from one
+		if !deleted {
+			w.see(ctx, &probe, svc, nil)
+		}
+		if deleted || probe.done {
 			w.poll(ctx, t, 0)
 		} else {
-			svc, err := decodeService(e.Object)
-			probe := *t // decided as a read would, but printed from one
-			if w.see(ctx, &probe, svc, err); probe.done {
-				w.poll(ctx, t, 0)
-			} else {
-				t.state = probe.state
-			}
+			t.state = probe.state
 		}
 		if t.seen(); t.done {
 			left--
@@ -281,11 +279,14 @@ func (w *waiter) watchAll(ctx context.Context, rest []*waitTarget, deadline time
 			// The initial state is whole: those not in it are gone.
 			for _, t := range rest {
 				if !watched[t] {
-					saw(t, WatchEvent{Type: "DELETED"})
+					saw(t, Service{}, true)
 				}
 			}
-		} else if t := byName[k.key(e.Object)]; t != nil && !t.done {
-			saw(t, e)
+		} else if svc, err := decodeService(e.Object); err == nil {
+			// Decoded once: the watch's initial state is every service.
+			if t := byName[svc.Name]; t != nil && !t.done {
+				saw(t, svc, e.Type == "DELETED")
+			}
 		}
 		if w.printDone(); left <= maxLongPolls {
 			return errFewLeft
