@@ -51,13 +51,13 @@ func (l *leavingFanout) Queue(string, []string) error {
 // routers and the outcome in one commit, where the steps take three. It
 // commits only a pass that found nothing wrong (ok); any failure rolls it
 // back, and the caller runs the pass step by step, each step committing
-// what it did and the failure recorded on its own. A router's version
-// lock is still taken only with the transaction's last writes
-// (store.WriteRouter): passes of other services on one router wait for
-// each other no longer than when each router had a transaction of its own.
+// what it did and the failure recorded on its own. Passes of other
+// services that come meanwhile share the transaction (store.InBatch): a
+// burst of creates commits a batch at a time, moving the hub's version
+// once for each, where each pass waited for the one before it to commit.
 func (a *Activities) passInOneTx(ctx context.Context, name string) (out reconcile.Outcome, ok bool) {
 	var steps *oneTx
-	err := a.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+	err := a.Store.InBatch(ctx, func(tx *store.Tx) (err error) {
 		steps = &oneTx{ctx: ctx, a: a, tx: tx} // from scratch on a retried transaction
 		out, err = reconcile.Run(steps, name)
 		return err

@@ -84,3 +84,11 @@ func Starved(s *Store, wait time.Duration, fn func(ctx context.Context) error) e
 	defer cancel()
 	return fn(ctx)
 }
+
+// Batches is how many batches of InBatch run, and how many callers wait
+// for one.
+func Batches(s *Store) (running, waiting int) {
+	s.batches.mu.Lock()
+	defer s.batches.mu.Unlock()
+	return s.batches.running, len(s.batches.waiting)
+}

@@ -267,7 +267,17 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 	}
 	if len(later) > 0 {
 		t.touch(changeVersions, later...) // notified before the last writes run
-		t.last = append(t.last, func() error { return t.bumpLast(ctx, later, writes) })
+		if t.numbering == nil {
+			t.numbering = map[string][]any{}
+			t.last = append(t.last, t.bumpLast)
+		}
+		for _, u := range later {
+			number := t.numbering[u]
+			for _, h := range writes[u].Write {
+				number = append(number, u, h.Kind, h.Service)
+			}
+			t.numbering[u] = number // listed even with nothing to number
+		}
 	}
 	return nil
 }
@@ -278,14 +288,12 @@ func (t *Tx) WriteRouters(ctx context.Context, writes map[string]RouterWrite) er
 // it is the transaction's last write (passes of other services on a hub
 // wait for each other only from here to their commit), and the entries'
 // change seq.
-func (t *Tx) bumpLast(ctx context.Context, agents []string, writes map[string]RouterWrite) error {
-	bases := make(map[string][]byte, len(agents)) // each nil: its base kept
+func (t *Tx) bumpLast(ctx context.Context) error {
+	bases := make(map[string][]byte, len(t.numbering)) // each nil: its base kept
 	var number []any
-	for _, u := range agents {
+	for _, u := range slices.Sorted(maps.Keys(t.numbering)) {
 		bases[u] = nil
-		for _, h := range writes[u].Write {
-			number = append(number, u, h.Kind, h.Service)
-		}
+		number = append(number, t.numbering[u]...)
 	}
 	_, err := t.routersChanged(ctx, bases, number)
 	return err

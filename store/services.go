@@ -476,7 +476,7 @@ func (t *Tx) DeleteService(ctx context.Context, name string, inCluster bool) err
 	// The freed port is the first free one again if it is below the floor,
 	// which it lowers under the floor's lock: last, as every delete and the
 	// create raising the floor wait for that lock.
-	t.last = append(t.last, func() error {
+	t.last = append(t.last, func(ctx context.Context) error {
 		if t.dialect == Postgres {
 			if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, floorLock); err != nil {
 				return err

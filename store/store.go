@@ -37,6 +37,8 @@ type Store struct {
 	stopFeed func()
 	// services keeps the services lists read (servicecache.go).
 	services *serviceCache
+	// batches are the write transactions InBatch runs together.
+	batches batches
 }
 
 // Dialect is Postgres or SQLite.

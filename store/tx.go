@@ -20,7 +20,12 @@ type Tx struct {
 	// last are writes that take a lock every transaction of their kind
 	// waits for: inTx runs them after the rest, just before the commit,
 	// so that the lock is held for as short a time as it can be.
-	last []func() error
+	last []func(context.Context) error
+	// numbering are the router entries written unnumbered, by agent, whose
+	// routers' versions move with the last writes (bumpLast): one
+	// statement for every router the transaction changed, however many
+	// passes a batch ran in it.
+	numbering map[string][]any
 	// touched are the agents whose poll answers the transaction changes
 	// (feed.go).
 	touched touched
@@ -91,7 +96,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 		if err != nil {
 			break
 		}
-		err = write()
+		err = write(ctx)
 	}
 	if err != nil {
 		// lib/pq can report a connection closed mid-read as the end of the
