@@ -52,7 +52,7 @@ func (m memberFailed) Unwrap() error { return m.err }
 // callers of InBatch waiting at the same time, one after another (each
 // sees what those before it wrote); fn must not depend on being alone.
 // When fn fails, its error is returned and nothing of the batch is
-// committed: the others run again without it.
+// committed: the others run again, each alone.
 func (s *Store) InBatch(ctx context.Context, fn func(*Tx) error) error {
 	b := &batched{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.batches.mu.Lock()
@@ -83,8 +83,10 @@ func (s *Store) runBatches() {
 }
 
 // runBatch commits batch, or tells each member why not: the member that
-// failed gets its error; those that did not, rolled back with it, run
-// again in a batch of their own.
+// failed gets its error, and the others, rolled back with it, each run
+// again alone. So a member runs at most twice, however many fail: callers
+// whose writes fail (a name taken) cannot make the others run again and
+// again.
 func (s *Store) runBatch(batch []*batched) {
 	live := batch[:0]
 	for _, b := range batch {
@@ -94,26 +96,32 @@ func (s *Store) runBatch(batch []*batched) {
 		}
 		live = append(live, b)
 	}
-	for len(live) > 0 {
-		ctx, done := whileAny(live)
-		err := s.InTx(ctx, func(t *Tx) error {
-			for i, b := range live {
-				if err := runMember(b, t); err != nil {
-					return memberFailed{i, err}
-				}
+	if len(live) == 0 {
+		return
+	}
+	ctx, done := whileAny(live)
+	err := s.InTx(ctx, func(t *Tx) error {
+		for i, b := range live {
+			if err := runMember(b, t); err != nil {
+				return memberFailed{i, err}
 			}
-			return nil
-		})
-		done()
-		var failed memberFailed
-		if !errors.As(err, &failed) || errors.Is(err, ErrUnavailable) {
-			for _, b := range live {
-				b.done <- err
-			}
-			return
 		}
-		live[failed.i].done <- failed.err
-		live = append(live[:failed.i], live[failed.i+1:]...)
+		return nil
+	})
+	done()
+	var failed memberFailed
+	if !errors.As(err, &failed) || errors.Is(err, ErrUnavailable) {
+		for _, b := range live {
+			b.done <- err
+		}
+		return
+	}
+	for i, b := range live {
+		if i == failed.i {
+			b.done <- failed.err
+			continue
+		}
+		b.done <- s.InTx(b.ctx, func(t *Tx) error { return runMember(b, t) })
 	}
 }
 
