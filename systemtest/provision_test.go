@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -201,21 +202,33 @@ func TestBackendOnRouterlessAgentFailsWithReason(t *testing.T) {
 	})
 }
 
+// Creates at once, which commit in batches, each answer on their own: a
+// name taken by another create of the burst is a 409 for every create of
+// it but one, and the creates beside them are all stored.
 func TestParallelCreatesGetDistinctPortsAndAllObjects(t *testing.T) {
 	forDialects(t, func(t *testing.T, dialect string) {
 		s := newSystem(t, dialect, 2)
 		newFleet(s)
-		const n = 200
+		const n, dups = 200, 20
 		var wg sync.WaitGroup
 		errs := make(chan string, n)
-		for i := range n {
+		var dupCodes sync.Map
+		for i := range n + dups {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				name := fmt.Sprintf("svc-%03d", i)
+				if i >= n {
+					name = "dup"
+				}
 				code, body := s.do("POST", "/api/v3/services", map[string]any{
-					"name": fmt.Sprintf("svc-%03d", i), "type": "external", "resource": "203.0.113.10", "targetPort": 1000 + i})
-				if code != http.StatusCreated {
-					errs <- fmt.Sprintf("create svc-%03d: %d %s", i, code, body)
+					"name": name, "type": "external", "resource": "203.0.113.10", "targetPort": 1000 + i})
+				switch {
+				case name == "dup" && (code == http.StatusCreated || code == http.StatusConflict && strings.Contains(string(body), "Service with name dup already exists")):
+					counter, _ := dupCodes.LoadOrStore(code, new(atomic.Int32))
+					counter.(*atomic.Int32).Add(1)
+				case code != http.StatusCreated:
+					errs <- fmt.Sprintf("create %s: %d %s", name, code, body)
 				}
 			}()
 		}
@@ -223,6 +236,11 @@ func TestParallelCreatesGetDistinctPortsAndAllObjects(t *testing.T) {
 		close(errs)
 		for e := range errs {
 			t.Error(e)
+		}
+		for code, want := range map[int]int32{http.StatusCreated: 1, http.StatusConflict: dups - 1} {
+			if got, _ := dupCodes.Load(code); got == nil || got.(*atomic.Int32).Load() != want {
+				t.Errorf("creates of dup answered %d %v times, want %d", code, got, want)
+			}
 		}
 		ports := map[int]string{}
 		for i := range n {
@@ -240,8 +258,8 @@ func TestParallelCreatesGetDistinctPortsAndAllObjects(t *testing.T) {
 				t.Errorf("hub lacks an object of %s", name)
 			}
 		}
-		if len(listeners) != n || len(connectors) != n {
-			t.Errorf("hub has %d listeners and %d connectors, want %d each", len(listeners), len(connectors), n)
+		if len(listeners) != n+1 || len(connectors) != n+1 {
+			t.Errorf("hub has %d listeners and %d connectors, want %d each (dup's too)", len(listeners), len(connectors), n+1)
 		}
 	})
 }
