@@ -19,9 +19,11 @@ import (
 // agents' poll answers changed (pollcache.go keeps them): their
 // credentials and router (an agent row written or deleted), or their
 // change flags and router document's version; and which services were
-// written, for the long polls waiting on them. A transaction names the
-// agents and services it writes (touch); after its commit the feed
-// invalidates this process's cache and wakes its waits at once, and on
+// written, for the long polls waiting on them; and whether anything the
+// lists of agents and microservices show changed, for their watches. A
+// transaction names the agents, microservices and services it writes
+// (touch); after its commit the feed invalidates this process's cache and
+// wakes its waits at once, and on
 // PostgreSQL the same names go to every other process by NOTIFY, sent
 // inside the transaction so that it is delivered exactly when, and only
 // if, it commits. SQLite's store is one process's (dev): there the
@@ -40,12 +42,14 @@ import (
 // and empties it when the listener is back.
 
 // feedChannel is the PostgreSQL channel of the feed's agents and
-// heartbeats; servicesChannel carries its services, on a channel of their
-// own so that a replica of a version before them (in a rolling upgrade)
-// never receives them (it would take them for a change to anything).
+// heartbeats; servicesChannel carries its services and listedChannel the
+// rest of what lists show, each on a channel of its own so that a replica
+// of a version before them (in a rolling upgrade) never receives them (it
+// would take them for a change to anything).
 const (
 	feedChannel     = "svcbridge_agents"
 	servicesChannel = "svcbridge_services"
+	listedChannel   = "svcbridge_listed"
 )
 
 // Change kinds: the first letter of a notification's payload.
@@ -57,6 +61,10 @@ const (
 	changeVersions = 'v'
 	// changeService: a service's row or its router entries written.
 	changeService = 's'
+	// changeListed: what the lists show of an agent or a microservice
+	// changed, and nothing that polls read: a router's report (by its
+	// agent's uuid), a microservice written (by its uuid).
+	changeListed = 'l'
 	// heartbeat: a process's own heartbeat, with its send time.
 	heartbeat = 'h'
 )
@@ -75,20 +83,23 @@ const (
 	maxPayload = 7900
 )
 
-// touched is what one transaction changed, by kind: agents' uuids or
-// services' names.
+// touched is what one transaction changed, by kind: agents' uuids,
+// services' names or the uuids of what else lists show.
 type touched struct {
-	agents, versions, services []string
+	agents, versions, services, listed []string
 }
 
 // touch records that the transaction changes what polls read of agents
-// (kind changeAgent or changeVersions) or writes services (changeService).
+// (kind changeAgent or changeVersions), writes services (changeService)
+// or changes what else the lists show (changeListed).
 func (t *Tx) touch(kind byte, keys ...string) {
 	switch kind {
 	case changeAgent:
 		t.touched.agents = append(t.touched.agents, keys...)
 	case changeVersions:
 		t.touched.versions = append(t.touched.versions, keys...)
+	case changeListed:
+		t.touched.listed = append(t.touched.listed, keys...)
 	default:
 		t.touched.services = append(t.touched.services, keys...)
 	}
@@ -102,7 +113,7 @@ func (w touched) payloads() []string {
 	for _, k := range []struct {
 		kind  byte
 		uuids []string
-	}{{changeAgent, w.agents}, {changeVersions, w.versions}, {changeService, w.services}} {
+	}{{changeAgent, w.agents}, {changeVersions, w.versions}, {changeService, w.services}, {changeListed, w.listed}} {
 		uuids := slices.Compact(slices.Sorted(slices.Values(k.uuids)))
 		var b strings.Builder
 		for _, u := range uuids {
@@ -143,7 +154,7 @@ func parsePayload(p string) (n notification, ok bool) {
 	}
 	n.kind = p[0]
 	switch n.kind {
-	case changeAgent, changeVersions, changeService:
+	case changeAgent, changeVersions, changeService, changeListed:
 		n.uuids = strings.Split(p[2:], ",")
 		return n, true
 	case heartbeat:
@@ -170,9 +181,13 @@ func (t *Tx) notify(ctx context.Context) error {
 	}
 	channels := make(pq.StringArray, len(payloads))
 	for i, p := range payloads {
-		channels[i] = feedChannel
-		if p[0] == changeService {
+		switch p[0] {
+		case changeService:
 			channels[i] = servicesChannel
+		case changeListed:
+			channels[i] = listedChannel
+		default:
+			channels[i] = feedChannel
 		}
 	}
 	_, err := t.exec(ctx, `SELECT pg_notify(c, p) FROM unnest(?::text[], ?::text[]) AS n (c, p)`, channels, pq.StringArray(payloads))
@@ -185,6 +200,13 @@ type feed struct {
 	cache *pollCache
 	// services are the long polls waiting for services to be written.
 	services waiters
+	// listed moves with every change to what the lists of agents and
+	// microservices show (an agent's row, change flags, router version or
+	// router's report, a microservice), and when changes may have been
+	// missed: a watch of those lists reads them again only once it moved.
+	// (A service's create notifies nothing, so the services' watch reads
+	// every interval.)
+	listed atomic.Uint64
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
 	listen func()
@@ -198,14 +220,18 @@ type feed struct {
 // apply drops what t touched from the cache and wakes the waits on the
 // services it wrote: called after its commit.
 func (f *feed) apply(w touched) {
+	if len(w.agents)+len(w.versions)+len(w.listed) > 0 {
+		f.listed.Add(1)
+	}
 	f.cache.invalidate(changeAgent, w.agents)
 	f.cache.invalidate(changeVersions, w.versions)
 	f.services.wake(w.services, false)
 }
 
-// forget empties the cache and wakes every wait on a service: changes
-// may have been missed.
+// forget empties the cache, wakes every wait on a service and moves what
+// the lists' watches compare: changes may have been missed.
 func (f *feed) forget() {
+	f.listed.Add(1)
 	f.cache.reset()
 	f.services.wake(nil, true)
 }
@@ -289,9 +315,11 @@ func (l *listener) session() bool {
 	defer lost()
 	// Listen connects; until it succeeds there is nothing to serve.
 	for {
-		err := pl.Listen(feedChannel)
-		if err == nil || err == pq.ErrChannelAlreadyOpen {
-			err = pl.Listen(servicesChannel)
+		var err error
+		for _, channel := range []string{feedChannel, servicesChannel, listedChannel} {
+			if err = pl.Listen(channel); err != nil && err != pq.ErrChannelAlreadyOpen {
+				break
+			}
 		}
 		if err == nil || err == pq.ErrChannelAlreadyOpen {
 			break
@@ -346,7 +374,10 @@ func (l *listener) receive(payload string) {
 		}
 	case n.kind == changeService:
 		l.f.services.wake(n.uuids, false)
+	case n.kind == changeListed:
+		l.f.listed.Add(1)
 	default:
+		l.f.listed.Add(1)
 		l.f.cache.invalidate(n.kind, n.uuids)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"svcbridge/inventory"
 	"svcbridge/routerconfig"
 	"svcbridge/store"
+	"svcbridge/wire"
 )
 
 // pollView is what an agent's poll reads, through the poll cache.
@@ -268,4 +269,108 @@ func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
 	if _, err := reader.AgentByToken(context.Background(), "hash-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the revoked credential after the listener came back: %v, want not found", err)
 	}
+}
+
+// Every write to what the lists of agents and microservices show moves
+// ListedChanges, on the store that wrote it at once and on another
+// process's through the change feed; a service's own write and a rolled
+// back transaction do not.
+func TestListedChangesFollowEveryWrite(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		writer, readers := replicas(t, dialect)
+		ms := &inventory.Microservice{UUID: "m-1", Application: "orders", Name: "checkout", AgentUUID: "a-1"}
+		errRollback := errors.New("rolled back")
+		for _, step := range []struct {
+			name  string
+			moves bool
+			write func(ctx context.Context, tx *store.Tx) error
+		}{
+			{"agent created", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1")
+			}},
+			{"agent tagged", true, func(ctx context.Context, tx *store.Tx) error {
+				a, err := tx.AgentByUUID(ctx, "a-1")
+				if err != nil {
+					return err
+				}
+				a.Tags = []string{"east"}
+				return tx.UpdateAgent(ctx, &a)
+			}},
+			{"router document changed", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Base: []byte(routerconfig.Empty), Changed: true})
+			}},
+			{"router reported", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.SaveRouterReport(ctx, "a-1", wire.RouterReport{Version: `"1"`, Error: "router unreachable"})
+			}},
+			{"microservice created", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.CreateMicroservice(ctx, ms)
+			}},
+			{"microservice renamed", true, func(ctx context.Context, tx *store.Tx) error {
+				ms.Name = "pay"
+				return tx.UpdateMicroservice(ctx, ms)
+			}},
+			{"microservice deleted", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.DeleteMicroservice(ctx, ms.UUID)
+			}},
+			{"service stored", false, func(ctx context.Context, tx *store.Tx) error {
+				return tx.InsertService(ctx, externalService("vendor", 10024))
+			}},
+			{"agent renamed, rolled back", false, func(ctx context.Context, tx *store.Tx) error {
+				a, err := tx.AgentByUUID(ctx, "a-1")
+				if err != nil {
+					return err
+				}
+				a.Name = "plant-z"
+				if err := tx.UpdateAgent(ctx, &a); err != nil {
+					return err
+				}
+				return errRollback
+			}},
+			{"agent deleted", true, func(ctx context.Context, tx *store.Tx) error {
+				return tx.DeleteAgent(ctx, "a-1")
+			}},
+		} {
+			t.Run(step.name, func(t *testing.T) {
+				// Each store's count settles first: on PostgreSQL the writer
+				// hears its own notifications too, a moment after its commit.
+				before := make([]uint64, len(readers))
+				for i, r := range readers {
+					eventually(t, 10*time.Second, fmt.Sprintf("store %d's count settles", i), func() error {
+						var current bool
+						if before[i], current = r.ListedChanges(); !current {
+							return errors.New("not current")
+						}
+						time.Sleep(300 * time.Millisecond) // past a heartbeat
+						if now, current := r.ListedChanges(); !current || now != before[i] {
+							return fmt.Errorf("moved from %d to %d", before[i], now)
+						}
+						return nil
+					})
+				}
+				if err := inTx(t, writer, step.write); err != nil && !errors.Is(err, errRollback) {
+					t.Fatal(err)
+				}
+				for i, r := range readers {
+					if !step.moves {
+						// Past a heartbeat: a notification would have come.
+						time.Sleep(600 * time.Millisecond)
+						if now, _ := r.ListedChanges(); now != before[i] {
+							t.Errorf("store %d: the count moved from %d to %d", i, before[i], now)
+						}
+						continue
+					}
+					wait := time.Duration(0)
+					if r != writer {
+						wait = 10 * time.Second
+					}
+					eventually(t, wait, fmt.Sprintf("store %d's count moves", i), func() error {
+						if now, _ := r.ListedChanges(); now == before[i] {
+							return fmt.Errorf("at %d", now)
+						}
+						return nil
+					})
+				}
+			})
+		}
+	})
 }

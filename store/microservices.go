@@ -53,6 +53,7 @@ func (t *Tx) microserviceByRef(ctx context.Context, dest any, cols, resource str
 // CreateMicroservice inserts m.
 func (t *Tx) CreateMicroservice(ctx context.Context, m *inventory.Microservice) error {
 	m.CreatedAt, m.UpdatedAt = now(), now()
+	t.touch(changeListed, m.UUID)
 	_, err := t.exec(ctx, `INSERT INTO microservices (`+msCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		m.UUID, m.Application, m.Name, m.AgentUUID, m.HostNetworkMode, m.CreatedAt, m.UpdatedAt)
 	return err
@@ -61,6 +62,7 @@ func (t *Tx) CreateMicroservice(ctx context.Context, m *inventory.Microservice) 
 // UpdateMicroservice writes every field of m, read in this transaction.
 func (t *Tx) UpdateMicroservice(ctx context.Context, m *inventory.Microservice) error {
 	m.UpdatedAt = now()
+	t.touch(changeListed, m.UUID)
 	return t.updateRead(ctx, `UPDATE microservices SET application = ?, name = ?, agent_uuid = ?, host_network_mode = ?, updated_at = ? WHERE uuid = ?`,
 		m.Application, m.Name, m.AgentUUID, m.HostNetworkMode, m.UpdatedAt, m.UUID)
 }
@@ -73,6 +75,7 @@ func (t *Tx) ServicesOfMicroservice(ctx context.Context, uuid string) ([]string,
 
 // DeleteMicroservice removes a microservice.
 func (t *Tx) DeleteMicroservice(ctx context.Context, uuid string) error {
+	t.touch(changeListed, uuid)
 	n, err := t.exec(ctx, `DELETE FROM microservices WHERE uuid = ?`, uuid)
 	if err == nil && n == 0 {
 		return ErrNotFound

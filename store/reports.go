@@ -55,6 +55,7 @@ func (t *Tx) SaveRouterReport(ctx context.Context, agentUUID string, r wire.Rout
 			error = excluded.error, failed = excluded.failed, failed_count = excluded.failed_count,
 			tcp_listeners = excluded.tcp_listeners, tcp_connectors = excluded.tcp_connectors, reported_at = excluded.reported_at`,
 		agentUUID, r.Version, r.LastUpdated, r.Error, string(fj), len(failed), r.TCPListeners, r.TCPConnectors, now())
+	t.touch(changeListed, agentUUID)
 	if err != nil || r.LastUpdated == nil {
 		return err
 	}

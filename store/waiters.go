@@ -72,6 +72,16 @@ func (s *Store) WatchAgent(uuid string) (changed <-chan struct{}, stop func()) {
 // that WatchAgent's channel can be relied on.
 func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 
+// ListedChanges is a count that moves with every change to what the lists
+// of agents and microservices show (an agent, its change flags, router
+// version or router's report, a microservice), as the change feed delivers
+// it, and whether the feed is current: while it is, the lists read when
+// the count was the same show the same. Take it before reading them.
+func (s *Store) ListedChanges() (count uint64, current bool) {
+	count = s.feed.listed.Load()
+	return count, s.feed.fresh(time.Now()) // a replica's first ask starts its listener
+}
+
 // WatchService returns a channel closed at the next commit that writes
 // service name (its spec, status, reconcile requests, deletion or router
 // entries), as the change feed delivers it, and a func that ends the wait.

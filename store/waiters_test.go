@@ -32,7 +32,9 @@ func TestWatchServiceWakesOnEveryWrite(t *testing.T) {
 		if dialect == store.Postgres {
 			// A replica's first wait starts its listener (the writer's
 			// too: it is a replica as well); a change committed before it
-			// listens is seen by a long poll's reads alone.
+			// listens is seen by a long poll's reads alone. A listener
+			// listens to the services' channel before the last, the
+			// listed changes'.
 			for _, w := range watchers {
 				_, stop := w.WatchService("web")
 				stop()
@@ -41,7 +43,7 @@ func TestWatchServiceWakesOnEveryWrite(t *testing.T) {
 				var n int
 				err := writer.Read(context.Background(), func(tx *store.Tx) error {
 					return tx.Get(context.Background(), &n, `SELECT count(*) FROM pg_stat_activity
-						WHERE datname = current_database() AND query LIKE 'LISTEN%svcbridge_services%'`)
+						WHERE datname = current_database() AND query LIKE 'LISTEN%svcbridge_listed%'`)
 				})
 				if err == nil && n != len(watchers) {
 					err = fmt.Errorf("%d listening", n)
