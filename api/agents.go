@@ -56,7 +56,7 @@ func agentView(ctx context.Context, tx *store.Tx, a inventory.Agent) (wire.Agent
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	serveList(s, c, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
+	serveList(s, c, s.Store.ListedChanges, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
 		return txValue(s, c, (*store.Tx).ListAgents)
 	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(s, c, (*nameRefs).agent, agentAnswer))
 }

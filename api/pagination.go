@@ -161,14 +161,15 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // function it returns is called from several goroutines at once, see
 // writeJSONArray). read may narrow what it reads to the page it is given
 // (at least its limit+1 items after its key, when there are that many); a
-// watch reads everything. A bad query is a 400.
-func serveList[T, V any](s *Server, c *gin.Context, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
-	serveListIn(s, c, "", read, key, show)
+// watch reads everything, each time changes moved if it is not nil. A bad
+// query is a 400.
+func serveList[T, V any](s *Server, c *gin.Context, changes listChanges, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
+	serveListIn(s, c, "", changes, read, key, show)
 }
 
 // serveListIn is serveList answering the page as {"<field>": [...]}, as
 // the reference controller lists some kinds; "" answers the bare array.
-func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
+func serveListIn[T, V any](s *Server, c *gin.Context, field string, changes listChanges, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
 	watch, ok := wantsWatch(c)
 	if !ok {
 		return
@@ -182,7 +183,7 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, read func(*g
 		// The feed's reads, one at a time: the versions and context each
 		// item was last shown at.
 		var shownAt watchVersions
-		s.watch(c, func(c *gin.Context, last map[string][]byte) ([]watchItem, error) {
+		s.watch(c, changes, func(c *gin.Context, last map[string][]byte) ([]watchItem, error) {
 			items, err := read(c, pageQuery{})
 			if err != nil {
 				return nil, err

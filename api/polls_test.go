@@ -22,9 +22,10 @@ type replica struct {
 	admin *sql.DB
 }
 
-// newReplicas serves n API replicas, each with its own store, on one
-// fresh PostgreSQL database, and opens one more store there: a worker's.
-func newReplicas(t *testing.T, n int) ([]replica, *store.Store) {
+// newReplicas serves n API replicas, each with its own store and opts, on
+// one fresh PostgreSQL database, and opens one more store there: a
+// worker's.
+func newReplicas(t *testing.T, n int, opts ...func(*Options)) ([]replica, *store.Store) {
 	dbURL := pgtest.NewDB(t)
 	open := func(name string) *store.Store {
 		u, err := url.Parse(dbURL)
@@ -49,7 +50,11 @@ func newReplicas(t *testing.T, n int) ([]replica, *store.Store) {
 	out := make([]replica, n)
 	for i := range out {
 		name := fmt.Sprintf("replica-%d", i)
-		out[i] = replica{api: serveTestAPI(t, testOptions(open(name), &recordingReconciler{})), name: name, admin: admin}
+		o := testOptions(open(name), &recordingReconciler{})
+		for _, opt := range opts {
+			opt(&o)
+		}
+		out[i] = replica{api: serveTestAPI(t, o), name: name, admin: admin}
 	}
 	return out, open("worker")
 }

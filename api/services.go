@@ -129,7 +129,9 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	serveList(s, c, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
+	// No change count: a create notifies nothing, and a service shows
+	// Temporal's note on workers too.
+	serveList(s, c, nil, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		var refs nameRefs
 		for _, svc := range page {

@@ -28,7 +28,8 @@ import (
 // and loses nothing. The store keeps no change log, so the reading is the
 // server's: a client never polls. All watches of one list share one feed,
 // which reads it every Options.WatchInterval and sends each watcher what
-// changed, so a hundred watchers cost the store what one does. A watcher
+// changed, so a hundred watchers cost the store what one does; a list
+// with a change count (listChanges) is read only once it moved. A watcher
 // more than Limits.WatchBuffer reads behind is dropped: its stream ends
 // with {"type": "ERROR", "object": {"name", "message"}}, and it may
 // reconnect. Limits.WatchMax and WatchMaxPerClient bound the watches open.
@@ -88,11 +89,18 @@ const watchRetryAfter = "10"
 // object equals its last one's should be that one, not a copy.
 type watchRead func(c *gin.Context, last map[string][]byte) ([]watchItem, error)
 
+// listChanges is a count that moves with every change to what a list
+// shows, and whether it can be relied on now (store.ListedChanges): while
+// it can, a read when it was the same would show the same. nil for a list
+// the count does not follow (the services: a create notifies nothing, and
+// they show Temporal's note on workers).
+type listChanges func() (count uint64, current bool)
+
 // watch streams the changes of the list read returns until the client
 // goes or falls behind. The write deadline (HTTP_WRITE_TIMEOUT) is lifted
 // for this request, each write bounded by watchWriteTimeout instead.
-func (s *Server) watch(c *gin.Context, read watchRead) {
-	w, initial, err := s.watches.join(c, read)
+func (s *Server) watch(c *gin.Context, changes listChanges, read watchRead) {
+	w, initial, err := s.watches.join(c, changes, read)
 	if err != nil {
 		if errors.Is(err, errTooManyWatches) {
 			c.Header("Retry-After", watchRetryAfter)
@@ -165,6 +173,11 @@ type watchFeed struct {
 	// watch's garbage.
 	spare map[string][]byte
 	items []watchItem // the last read that changed something
+	// changes is the list's change count, nil if it has none, and seen
+	// its value when the last read began: the feed reads again only once
+	// it moved, or while it cannot be relied on.
+	changes listChanges
+	seen    uint64
 	// initial is what a new watcher is sent first: an ADDED line for each
 	// of items, then a BOOKMARK; nil until a watcher joins after items
 	// changed. Built every read, it was most of a watch's cost: the
@@ -199,7 +212,7 @@ func canWatch(l Limits, open, client int) bool {
 // join opens a watch of c's list: the watcher and the lines to send it
 // first. The list's first watcher reads it (an error is its answer) and
 // starts its feed.
-func (h *watchHub) join(c *gin.Context, read watchRead) (*watcher, []byte, error) {
+func (h *watchHub) join(c *gin.Context, changes listChanges, read watchRead) (*watcher, []byte, error) {
 	client, route := watchClient(c), feedKey(c)
 	h.mu.Lock()
 	if !canWatch(h.limits, h.open, h.byClient[client]) {
@@ -212,6 +225,10 @@ func (h *watchHub) join(c *gin.Context, read watchRead) (*watcher, []byte, error
 	h.mu.Unlock()
 	w := &watcher{client: client, lines: make(chan []byte, h.limits.WatchBuffer), ended: make(chan struct{})}
 	if feed == nil {
+		var seen uint64
+		if changes != nil {
+			seen, _ = changes()
+		}
 		items, err := read(c, nil)
 		if err != nil {
 			h.mu.Lock()
@@ -221,7 +238,7 @@ func (h *watchHub) join(c *gin.Context, read watchRead) (*watcher, []byte, error
 		}
 		h.mu.Lock()
 		if feed = h.feeds[route]; feed == nil { // none made meanwhile
-			feed = h.startFeed(c, route, read, items)
+			feed = h.startFeed(c, route, read, items, changes, seen)
 		}
 	} else {
 		h.mu.Lock()
@@ -275,12 +292,13 @@ func (h *watchHub) remove(w *watcher) {
 	}
 }
 
-// startFeed starts the feed of route from its first read; h.mu is held.
+// startFeed starts the feed of route from its first read, begun when its
+// change count was seen; h.mu is held.
 // The feed reads with a copy of the first watcher's request, detached from
 // it: the feed outlives any one watcher.
-func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items []watchItem) *watchFeed {
+func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items []watchItem, changes listChanges, seen uint64) *watchFeed {
 	ctx, stop := context.WithCancel(context.WithoutCancel(c.Request.Context()))
-	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop}
+	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop, changes: changes, seen: seen}
 	f.update(items)
 	h.feeds[route] = f
 	reader := c.Copy()
@@ -350,6 +368,9 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 			return
 		case <-tick.C:
 		}
+		if f.unchanged() {
+			continue
+		}
 		items, err := read()
 		h.mu.Lock()
 		if ctx.Err() != nil {
@@ -375,6 +396,20 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 		}
 		h.mu.Unlock()
 	}
+}
+
+// unchanged reports whether f's list is known to show what it showed at
+// its last read; if not, the read about to begin is recorded as the last.
+func (f *watchFeed) unchanged() bool {
+	if f.changes == nil {
+		return false
+	}
+	count, current := f.changes()
+	if current && count == f.seen {
+		return true
+	}
+	f.seen = count
+	return false
 }
 
 // drop ends w's watch for a reason; h.mu is held.

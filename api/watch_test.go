@@ -290,3 +290,64 @@ func watchEvents(t *testing.T, ctx context.Context, api *testAPI, path string) f
 		return e.Type
 	}
 }
+
+// TestWatchOfAgentsReadsOnlyAfterAChange: a watch of the agents reads
+// their list again only after something it shows changed, on any replica:
+// with nothing changing, it does not touch the database (its read would
+// wait behind a lock on the agents), and a router's report through
+// another replica comes as a MODIFIED.
+func TestWatchOfAgentsReadsOnlyAfterAChange(t *testing.T) {
+	const interval = 20 * time.Millisecond
+	replicas, _ := newReplicas(t, 2, func(o *Options) { o.WatchInterval = interval })
+	watching, writing := replicas[0], replicas[1]
+	fog := createAgent(t, writing.api, map[string]any{"name": "fog-a", "routerMode": "edge"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	event := watchEvents(t, ctx, watching.api, "/api/v3/agents")
+	var a struct {
+		Name   string `json:"name"`
+		Router *struct {
+			Error string `json:"error"`
+		} `json:"router"`
+	}
+	for _, want := range []string{"ADDED", "BOOKMARK"} {
+		if got := event(&a); got != want {
+			t.Fatalf("initial state: %s, want %s", got, want)
+		}
+	}
+
+	// Nothing changes while the agents are locked: no read waits. (The
+	// replica's first watch starts its change feed, which reads the list
+	// until it is current: up to a few windows.)
+	waited := func() int {
+		tx, err := watching.admin.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(`LOCK TABLE agents IN ACCESS EXCLUSIVE MODE`); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * interval)
+		var n int
+		err = watching.admin.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+			watching.name).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for window := 1; waited() > 0; window++ {
+		t.Logf("window %d saw reads wait", window)
+		time.Sleep(5 * interval) // for the read that waited
+		if window == 5 {
+			t.Fatalf("in each of %d windows of %s the watching replica read the agents, though none changed", window, 50*interval)
+		}
+	}
+
+	writing.api.JSON("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "error": "router unreachable"}, bearer(fog.Token)...).Want(204)
+	if got := event(&a); got != "MODIFIED" || a.Name != "fog-a" || a.Router == nil || a.Router.Error != "router unreachable" {
+		t.Errorf("after a router's report on another replica: %s %+v", got, a)
+	}
+}
