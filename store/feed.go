@@ -20,10 +20,10 @@ import (
 // credentials and router (an agent row written or deleted), or their
 // change flags and router document's version; and which services were
 // written, for the long polls waiting on them; and whether anything the
-// lists of agents and microservices show changed, for their watches. A
-// transaction names the agents, microservices and services it writes
-// (touch); after its commit the feed invalidates this process's cache and
-// wakes its waits at once, and on
+// API's lists show changed, for their watches. A transaction names the
+// agents, microservices and services it writes (touch); after its commit
+// the feed invalidates this process's cache and wakes its waits at once,
+// and on
 // PostgreSQL the same names go to every other process by NOTIFY, sent
 // inside the transaction so that it is delivered exactly when, and only
 // if, it commits. SQLite's store is one process's (dev): there the
@@ -92,16 +92,19 @@ type touched struct {
 // touch records that the transaction changes what polls read of agents
 // (kind changeAgent or changeVersions), writes services (changeService)
 // or changes what else the lists show (changeListed).
-func (t *Tx) touch(kind byte, keys ...string) {
+func (t *Tx) touch(kind byte, keys ...string) { t.touched.add(kind, keys) }
+
+// add records keys as touched by a change of kind.
+func (w *touched) add(kind byte, keys []string) {
 	switch kind {
 	case changeAgent:
-		t.touched.agents = append(t.touched.agents, keys...)
+		w.agents = append(w.agents, keys...)
 	case changeVersions:
-		t.touched.versions = append(t.touched.versions, keys...)
+		w.versions = append(w.versions, keys...)
 	case changeListed:
-		t.touched.listed = append(t.touched.listed, keys...)
+		w.listed = append(w.listed, keys...)
 	default:
-		t.touched.services = append(t.touched.services, keys...)
+		w.services = append(w.services, keys...)
 	}
 }
 
@@ -200,12 +203,9 @@ type feed struct {
 	cache *pollCache
 	// services are the long polls waiting for services to be written.
 	services waiters
-	// listed moves with every change to what the lists of agents and
-	// microservices show (an agent's row, change flags, router version or
-	// router's report, a microservice), and when changes may have been
-	// missed: a watch of those lists reads them again only once it moved.
-	// (A service's create notifies nothing, so the services' watch reads
-	// every interval.)
+	// listed moves with every change to what the API's lists show (every
+	// transaction that touched anything), and when changes may have been
+	// missed: a watch of a list reads it again only once it moved.
 	listed atomic.Uint64
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
@@ -217,10 +217,11 @@ type feed struct {
 	down       atomic.Bool
 }
 
-// apply drops what t touched from the cache and wakes the waits on the
-// services it wrote: called after its commit.
+// apply drops what a transaction touched from the cache, wakes the waits
+// on the services it wrote and moves the lists' count: called after its
+// commit, and for another process's as its notification comes.
 func (f *feed) apply(w touched) {
-	if len(w.agents)+len(w.versions)+len(w.listed) > 0 {
+	if len(w.agents)+len(w.versions)+len(w.services)+len(w.listed) > 0 {
 		f.listed.Add(1)
 	}
 	f.cache.invalidate(changeAgent, w.agents)
@@ -372,13 +373,10 @@ func (l *listener) receive(payload string) {
 			// Every change committed before n.sent has been applied.
 			l.f.freshUntil.Store(n.sent.Add(staleAfter).UnixNano())
 		}
-	case n.kind == changeService:
-		l.f.services.wake(n.uuids, false)
-	case n.kind == changeListed:
-		l.f.listed.Add(1)
 	default:
-		l.f.listed.Add(1)
-		l.f.cache.invalidate(n.kind, n.uuids)
+		var w touched
+		w.add(n.kind, n.uuids)
+		l.f.apply(w)
 	}
 }
 

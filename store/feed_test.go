@@ -271,10 +271,9 @@ func TestPollCacheForgetsAcrossALostListener(t *testing.T) {
 	}
 }
 
-// Every write to what the lists of agents and microservices show moves
-// ListedChanges, on the store that wrote it at once and on another
-// process's through the change feed; a service's own write and a rolled
-// back transaction do not.
+// Every write to what the API's lists show moves ListedChanges, on the
+// store that wrote it at once and on another process's through the change
+// feed; a rolled back transaction does not.
 func TestListedChangesFollowEveryWrite(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		writer, readers := replicas(t, dialect)
@@ -312,7 +311,7 @@ func TestListedChangesFollowEveryWrite(t *testing.T) {
 			{"microservice deleted", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.DeleteMicroservice(ctx, ms.UUID)
 			}},
-			{"service stored", false, func(ctx context.Context, tx *store.Tx) error {
+			{"service created", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.InsertService(ctx, externalService("vendor", 10024))
 			}},
 			{"agent renamed, rolled back", false, func(ctx context.Context, tx *store.Tx) error {

@@ -379,6 +379,7 @@ func (t *Tx) raiseBridgePortFloor(ctx context.Context, ports PortRange, first in
 // s to what was stored (timestamps as the database rounds them, tags a
 // list), as GetService would read it: a create reads nothing back.
 func (t *Tx) InsertService(ctx context.Context, s *service.Service) error {
+	t.touch(changeService, s.Name) // for the lists' watches
 	s.CreatedAt = now()
 	s.UpdatedAt, s.RequestedAt = s.CreatedAt, s.CreatedAt
 	s.ProvisioningStatus, s.ProvisioningError = service.StatusPending, nil

@@ -72,11 +72,12 @@ func (s *Store) WatchAgent(uuid string) (changed <-chan struct{}, stop func()) {
 // that WatchAgent's channel can be relied on.
 func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 
-// ListedChanges is a count that moves with every change to what the lists
-// of agents and microservices show (an agent, its change flags, router
-// version or router's report, a microservice), as the change feed delivers
-// it, and whether the feed is current: while it is, the lists read when
-// the count was the same show the same. Take it before reading them.
+// ListedChanges is a count that moves with every change to what the API's
+// lists show (an agent, its change flags, router version or router's
+// report, a microservice, a service or its router entries), as the change
+// feed delivers it, and whether the feed is current: while it is, a list
+// read when the count was the same shows the same of the store. Take it
+// before reading.
 func (s *Store) ListedChanges() (count uint64, current bool) {
 	count = s.feed.listed.Load()
 	return count, s.feed.fresh(time.Now()) // a replica's first ask starts its listener
