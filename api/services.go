@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -129,9 +130,14 @@ func serviceNotFound(name string) *Error {
 // listServices lists the services, and the deleted ones still being
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
-	// No change count: a create notifies nothing, and a service shows
-	// Temporal's note on workers too.
-	serveList(s, c, nil, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
+	// A waiting service shows Temporal's note on workers, which no change
+	// of the store moves: while one waits, a watch reads every interval.
+	var waiting atomic.Bool
+	changes := func() (uint64, bool) {
+		count, current := s.Store.ListedChanges()
+		return count, current && !waiting.Load()
+	}
+	serveList(s, c, changes, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		var refs nameRefs
 		for _, svc := range page {
@@ -142,6 +148,7 @@ func (s *Server) listServices(c *gin.Context) {
 			return listShow[wire.Service]{}, err
 		}
 		note := s.waitNote(c.Request.Context(), page)
+		waiting.Store(slices.ContainsFunc(page, waits))
 		// A service shows as its row (its version), the names it refers
 		// to and the note say: nothing else of an answer moves.
 		return listShow[wire.Service]{

@@ -27,12 +27,12 @@ import (
 // when it has it (what it had and is not in it was deleted meanwhile),
 // and loses nothing. The store keeps no change log, so the reading is the
 // server's: a client never polls. All watches of one list share one feed,
-// which reads it every Options.WatchInterval and sends each watcher what
-// changed, so a hundred watchers cost the store what one does; a list
-// with a change count (listChanges) is read only once it moved. A watcher
-// more than Limits.WatchBuffer reads behind is dropped: its stream ends
-// with {"type": "ERROR", "object": {"name", "message"}}, and it may
-// reconnect. Limits.WatchMax and WatchMaxPerClient bound the watches open.
+// which looks every Options.WatchInterval, reads the list again if its
+// change count (listChanges) moved and sends each watcher what changed,
+// so a hundred watchers cost the store what one does, and an idle fleet
+// nothing. A watcher more than Limits.WatchBuffer reads behind is
+// dropped: its stream ends with {"type": "ERROR", "object": {"name",
+// "message"}}, and it may reconnect. Limits.WatchMax and WatchMaxPerClient bound the watches open.
 
 // DefaultWatchInterval is how often a watch reads its list again, unless
 // Options.WatchInterval says otherwise.
@@ -91,9 +91,7 @@ type watchRead func(c *gin.Context, last map[string][]byte) ([]watchItem, error)
 
 // listChanges is a count that moves with every change to what a list
 // shows, and whether it can be relied on now (store.ListedChanges): while
-// it can, a read when it was the same would show the same. nil for a list
-// the count does not follow (the services: a create notifies nothing, and
-// they show Temporal's note on workers).
+// it can, a read when it was the same would show the same.
 type listChanges func() (count uint64, current bool)
 
 // watch streams the changes of the list read returns until the client
@@ -173,9 +171,9 @@ type watchFeed struct {
 	// watch's garbage.
 	spare map[string][]byte
 	items []watchItem // the last read that changed something
-	// changes is the list's change count, nil if it has none, and seen
-	// its value when the last read began: the feed reads again only once
-	// it moved, or while it cannot be relied on.
+	// changes is the list's change count, and seen its value when the
+	// last read began: the feed reads again only once it moved, or while
+	// it cannot be relied on.
 	changes listChanges
 	seen    uint64
 	// initial is what a new watcher is sent first: an ADDED line for each
@@ -225,10 +223,7 @@ func (h *watchHub) join(c *gin.Context, changes listChanges, read watchRead) (*w
 	h.mu.Unlock()
 	w := &watcher{client: client, lines: make(chan []byte, h.limits.WatchBuffer), ended: make(chan struct{})}
 	if feed == nil {
-		var seen uint64
-		if changes != nil {
-			seen, _ = changes()
-		}
+		seen, _ := changes()
 		items, err := read(c, nil)
 		if err != nil {
 			h.mu.Lock()
@@ -401,9 +396,6 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 // unchanged reports whether f's list is known to show what it showed at
 // its last read; if not, the read about to begin is recorded as the last.
 func (f *watchFeed) unchanged() bool {
-	if f.changes == nil {
-		return false
-	}
 	count, current := f.changes()
 	if current && count == f.seen {
 		return true

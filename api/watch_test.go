@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,42 +292,38 @@ func watchEvents(t *testing.T, ctx context.Context, api *testAPI, path string) f
 	}
 }
 
-// TestWatchOfAgentsReadsOnlyAfterAChange: a watch of the agents reads
-// their list again only after something it shows changed, on any replica:
-// with nothing changing, it does not touch the database (its read would
-// wait behind a lock on the agents), and a router's report through
-// another replica comes as a MODIFIED.
-func TestWatchOfAgentsReadsOnlyAfterAChange(t *testing.T) {
+// TestIdleWatchesReadNothing: a watch reads its list again only after
+// something it shows changed, on any replica. With nothing changing it
+// does not touch the database (a read would wait behind a lock on the
+// list's table), and a change through another replica comes as an event:
+// an agent's router report, a service's create (once no service waits,
+// whose note on workers would come from Temporal).
+func TestIdleWatchesReadNothing(t *testing.T) {
 	const interval = 20 * time.Millisecond
-	replicas, _ := newReplicas(t, 2, func(o *Options) { o.WatchInterval = interval })
+	replicas, worker := newReplicas(t, 2, func(o *Options) { o.WatchInterval = interval })
 	watching, writing := replicas[0], replicas[1]
-	fog := createAgent(t, writing.api, map[string]any{"name": "fog-a", "routerMode": "edge"})
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	createAgent(t, writing.api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+	fog := createAgent(t, writing.api, map[string]any{"name": "fog-a", "routerMode": "edge", "upstreamRouters": []string{"hub"}})
+	createService(t, writing.api, map[string]any{"name": "web", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+	err := worker.InTx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.SetServiceStatus(context.Background(), "web", store.PassResult{Generation: 1, Status: service.StatusReady})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	event := watchEvents(t, ctx, watching.api, "/api/v3/agents")
-	var a struct {
-		Name   string `json:"name"`
-		Router *struct {
-			Error string `json:"error"`
-		} `json:"router"`
-	}
-	for _, want := range []string{"ADDED", "BOOKMARK"} {
-		if got := event(&a); got != want {
-			t.Fatalf("initial state: %s, want %s", got, want)
-		}
-	}
 
-	// Nothing changes while the agents are locked: no read waits. (The
-	// replica's first watch starts its change feed, which reads the list
-	// until it is current: up to a few windows.)
-	waited := func() int {
+	// reads counts the watching replica's statements that wait for a lock
+	// on table while it is held 50 intervals.
+	reads := func(table string) int {
 		tx, err := watching.admin.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		if _, err := tx.Exec(`LOCK TABLE agents IN ACCESS EXCLUSIVE MODE`); err != nil {
+		if _, err := tx.Exec(`LOCK TABLE ` + table + ` IN ACCESS EXCLUSIVE MODE`); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * interval)
@@ -338,16 +335,77 @@ func TestWatchOfAgentsReadsOnlyAfterAChange(t *testing.T) {
 		}
 		return n
 	}
-	for window := 1; waited() > 0; window++ {
-		t.Logf("window %d saw reads wait", window)
-		time.Sleep(5 * interval) // for the read that waited
-		if window == 5 {
-			t.Fatalf("in each of %d windows of %s the watching replica read the agents, though none changed", window, 50*interval)
-		}
+	for _, list := range []struct {
+		path, table string
+		change      func()
+		want        string // the change's event, its type and the item's name and what it shows
+	}{
+		{"/api/v3/agents", "agents", func() {
+			writing.api.JSON("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "error": "connection refused"}, bearer(fog.Token)...).Want(204)
+		}, "MODIFIED fog-a router connection refused"},
+		{"/api/v3/services", "services", func() {
+			createService(t, writing.api, map[string]any{"name": "api", "type": "external", "resource": "203.0.113.11", "targetPort": 443})
+		}, "ADDED api pending"},
+	} {
+		t.Run(list.table, func(t *testing.T) {
+			event := watchEvents(t, ctx, watching.api, list.path)
+			var item struct {
+				Name               string `json:"name"`
+				ProvisioningStatus string `json:"provisioningStatus"`
+				Router             *struct {
+					Error string `json:"error"`
+				} `json:"router"`
+			}
+			for typ := ""; typ != "BOOKMARK"; {
+				typ = event(&item)
+			}
+			// The replica's first watch starts its change feed, which reads
+			// the list until it is current: a window or two.
+			for window := 1; reads(list.table) > 0; window++ {
+				t.Logf("window %d saw reads wait", window)
+				time.Sleep(5 * interval) // for the read that waited
+				if window == 5 {
+					t.Fatalf("in each of %d windows of %s the watching replica read the %s, though none changed", window, 50*interval, list.table)
+				}
+			}
+			list.change()
+			typ := event(&item)
+			shows := item.ProvisioningStatus
+			if item.Router != nil {
+				shows = "router " + item.Router.Error
+			}
+			if got := strings.Join([]string{typ, item.Name, shows}, " "); got != list.want {
+				t.Errorf("after a change on another replica: %q, want %q", got, list.want)
+			}
+		})
 	}
+}
 
-	writing.api.JSON("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "error": "router unreachable"}, bearer(fog.Token)...).Want(204)
-	if got := event(&a); got != "MODIFIED" || a.Name != "fog-a" || a.Router == nil || a.Router.Error != "router unreachable" {
-		t.Errorf("after a router's report on another replica: %s %+v", got, a)
+// TestWatchFollowsTheNoteOnWorkers: while a service waits, a watch of the
+// services reads them every interval, as its note that no worker polls
+// comes from Temporal, not from a change of the store.
+func TestWatchFollowsTheNoteOnWorkers(t *testing.T) {
+	var pollers atomic.Int64
+	api, _, _ := newTestAPI(t, store.SQLite, func(o *Options) {
+		o.WatchInterval = 20 * time.Millisecond
+		o.Pollers = func(context.Context) (int, error) { return int(pollers.Load()), nil }
+	})
+	createAgent(t, api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+	api.JSON("POST", servicesPath, map[string]any{"name": "web", "type": "external", "resource": "203.0.113.10", "targetPort": 443}).Want(201)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	event := watchEvents(t, ctx, api, servicesPath)
+	var svc struct {
+		Name                string `json:"name"`
+		ProvisioningMessage string `json:"provisioningMessage"`
+	}
+	if typ := event(&svc); typ != "ADDED" || !strings.Contains(svc.ProvisioningMessage, "no worker") {
+		t.Fatalf("initial state: %s %+v, want the note that no worker polls", typ, svc)
+	}
+	event(&svc) // BOOKMARK
+	pollers.Store(1)
+	svc.ProvisioningMessage = "" // absent when there is none
+	if typ := event(&svc); typ != "MODIFIED" || svc.Name != "web" || svc.ProvisioningMessage != "" {
+		t.Errorf("once a worker polls: %s %+v, want web without the note", typ, svc)
 	}
 }
