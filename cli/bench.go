@@ -90,7 +90,7 @@ its /metrics; an embedded server is this process, so /proc/self/status when
 /metrics does not answer), and, once its CPU stays under a twentieth of a
 core (at most 30 s more), its CPU with no request and with a watch of the
 services open (GET /api/v3/services?watch=true, as the console keeps one: its
-feed reads the list every second), in windows of 1.5 s: one without, two with
+feed reads the list after each change), in windows of 1.5 s: one without, two with
 the watch (once it sent its initial state), one without; last, --samples
 services created one at a time,
 create -> ready as create-latency measures it (they stay, and count toward
