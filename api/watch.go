@@ -38,6 +38,11 @@ import (
 // Options.WatchInterval says otherwise.
 const DefaultWatchInterval = time.Second
 
+// watchRereadAfter is how long a feed goes without reading its list
+// however still its change count: a replica of the version before the
+// count (in a rolling upgrade) writes without moving it.
+const watchRereadAfter = time.Minute
+
 // watchWriteTimeout bounds one write to a watcher: a client whose TCP
 // window stays shut that long has stopped reading, and its watch ends.
 const watchWriteTimeout = 30 * time.Second
@@ -172,10 +177,11 @@ type watchFeed struct {
 	spare map[string][]byte
 	items []watchItem // the last read that changed something
 	// changes is the list's change count, and seen its value when the
-	// last read began: the feed reads again only once it moved, or while
-	// it cannot be relied on.
+	// last read began, at readAt: the feed reads again only once it moved,
+	// while it cannot be relied on, or after watchRereadAfter.
 	changes listChanges
 	seen    uint64
+	readAt  time.Time
 	// initial is what a new watcher is sent first: an ADDED line for each
 	// of items, then a BOOKMARK; nil until a watcher joins after items
 	// changed. Built every read, it was most of a watch's cost: the
@@ -293,7 +299,7 @@ func (h *watchHub) remove(w *watcher) {
 // it: the feed outlives any one watcher.
 func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items []watchItem, changes listChanges, seen uint64) *watchFeed {
 	ctx, stop := context.WithCancel(context.WithoutCancel(c.Request.Context()))
-	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop, changes: changes, seen: seen}
+	f := &watchFeed{route: route, watchers: map[*watcher]struct{}{}, stop: stop, changes: changes, seen: seen, readAt: time.Now()}
 	f.update(items)
 	h.feeds[route] = f
 	reader := c.Copy()
@@ -397,10 +403,10 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 // its last read; if not, the read about to begin is recorded as the last.
 func (f *watchFeed) unchanged() bool {
 	count, current := f.changes()
-	if current && count == f.seen {
+	if current && count == f.seen && time.Since(f.readAt) < watchRereadAfter {
 		return true
 	}
-	f.seen = count
+	f.seen, f.readAt = count, time.Now()
 	return false
 }
 

@@ -409,3 +409,30 @@ func TestWatchFollowsTheNoteOnWorkers(t *testing.T) {
 		t.Errorf("once a worker polls: %s %+v, want web without the note", typ, svc)
 	}
 }
+
+// TestWatchFeedReadsAfterAChange: a feed reads its list again when its
+// change count moved, while the count cannot be relied on, and once a
+// minute however still it is.
+func TestWatchFeedReadsAfterAChange(t *testing.T) {
+	count, current := uint64(7), true
+	f := &watchFeed{changes: func() (uint64, bool) { return count, current }, seen: 7, readAt: time.Now()}
+	for _, step := range []struct {
+		what  string
+		move  func()
+		reads bool
+	}{
+		{"nothing changed", func() {}, false},
+		{"the count moved", func() { count++ }, true},
+		{"nothing changed since", func() {}, false},
+		{"the count cannot be relied on", func() { current = false }, true},
+		{"and still cannot", func() {}, true},
+		{"it can again", func() { current = true }, false},
+		{"a minute went by", func() { f.readAt = time.Now().Add(-watchRereadAfter) }, true},
+		{"and then nothing", func() {}, false},
+	} {
+		step.move()
+		if reads := !f.unchanged(); reads != step.reads {
+			t.Errorf("%s: reads %v, want %v", step.what, reads, step.reads)
+		}
+	}
+}
