@@ -203,10 +203,10 @@ type feed struct {
 	cache *pollCache
 	// services are the long polls waiting for services to be written.
 	services waiters
-	// listed moves with every change to what the API's lists show (every
+	// listCount moves with every change to what the API's lists show (every
 	// transaction that touched anything), and when changes may have been
 	// missed: a watch of a list reads it again only once it moved.
-	listed atomic.Uint64
+	listCount atomic.Uint64
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
 	listen func()
@@ -222,7 +222,7 @@ type feed struct {
 // commit, and for another process's as its notification comes.
 func (f *feed) apply(w touched) {
 	if len(w.agents)+len(w.versions)+len(w.services)+len(w.listed) > 0 {
-		f.listed.Add(1)
+		f.listCount.Add(1)
 	}
 	f.cache.invalidate(changeAgent, w.agents)
 	f.cache.invalidate(changeVersions, w.versions)
@@ -232,7 +232,7 @@ func (f *feed) apply(w touched) {
 // forget empties the cache, wakes every wait on a service and moves what
 // the lists' watches compare: changes may have been missed.
 func (f *feed) forget() {
-	f.listed.Add(1)
+	f.listCount.Add(1)
 	f.cache.reset()
 	f.services.wake(nil, true)
 }

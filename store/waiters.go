@@ -79,7 +79,7 @@ func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 // read when the count was the same shows the same of the store. Take it
 // before reading.
 func (s *Store) ListedChanges() (count uint64, current bool) {
-	count = s.feed.listed.Load()
+	count = s.feed.listCount.Load()
 	return count, s.feed.fresh(time.Now()) // a replica's first ask starts its listener
 }
 
