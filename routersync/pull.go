@@ -30,6 +30,11 @@ type Pull struct {
 	// Management is where the router's management listens (host:port):
 	// the document's management listener is pointed there (Localize).
 	Management string
+
+	// last is what Wait last returned; behind: its document was read
+	// after its sequence, which may not cover all of it.
+	last   Desired
+	behind bool
 }
 
 // noRouter is the version of the state "the agent has no router".
@@ -79,60 +84,115 @@ func (p *Pull) do(ctx context.Context, method, path string, header http.Header, 
 
 // Wait returns the agent's router once its version differs from version
 // ("" for any): it waits up to LongPoll at a time on the server for a
-// change. The change sequence is read before the document (a read after
-// the long poll's, answered 304 while the document is the one it got), so
+// change. The change sequence is read before the document, so
 // acknowledging it after applying the document never covers a change the
-// document lacks.
+// document lacks. A document that changed between the two reads may hold
+// a change the sequence does not cover: the next Wait reads the sequence
+// again before it waits, and answers the same document with the newer
+// sequence, so that the change is acknowledged without another coming.
+// Wait is not for concurrent use.
 func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
-	// changed is the answer the long poll ended with: the document it
-	// read is kept, unless a later change came before the sequence.
-	var changed *http.Response
-	var changedBody []byte
-	for version != "" {
-		h := http.Header{"If-None-Match": {version}}
-		q := "router?timeoutSeconds=" + strconv.Itoa(int(p.LongPoll/time.Second))
-		resp, body, err := p.do(ctx, http.MethodGet, q, h, nil)
+	recheck := p.behind && version != "" && version == p.last.Version
+	for {
+		// base is the document the sequence is read against: the long
+		// poll's answer, or (rechecking) the last one returned.
+		var base *answer
+		ifNoneMatch := ""
+		if recheck {
+			ifNoneMatch = version
+		} else if version != "" {
+			a, err := p.longPoll(ctx, version)
+			if err != nil {
+				return Desired{}, err
+			}
+			base, ifNoneMatch = a, a.etag
+		}
+		var ch struct {
+			LastUpdated int64 `json:"lastUpdated"`
+		}
+		_, body, err := p.do(ctx, http.MethodGet, "config/changes", nil, nil)
 		if err != nil {
 			return Desired{}, err
 		}
-		if resp.StatusCode != http.StatusNotModified {
-			changed, changedBody = resp, body
-			break
+		if err := json.Unmarshal(body, &ch); err != nil {
+			return Desired{}, fmt.Errorf("config/changes: %w", err)
 		}
+		got, err := p.router(ctx, ifNoneMatch)
+		if err != nil {
+			return Desired{}, err
+		}
+		switch {
+		case got.status != http.StatusNotModified:
+			// Read first, or changed since the sequence was read.
+			return p.answered(got, ch.LastUpdated, true)
+		case base != nil:
+			return p.answered(*base, ch.LastUpdated, false)
+		case ch.LastUpdated != p.last.Seq:
+			d := p.last
+			d.Seq = ch.LastUpdated
+			p.last, p.behind = d, false
+			return d, nil
+		}
+		// The last answer was current: wait for a change.
+		recheck, p.behind = false, false
 	}
-	var ch struct {
-		LastUpdated int64 `json:"lastUpdated"`
-	}
-	_, body, err := p.do(ctx, http.MethodGet, "config/changes", nil, nil)
-	if err != nil {
-		return Desired{}, err
-	}
-	if err := json.Unmarshal(body, &ch); err != nil {
-		return Desired{}, fmt.Errorf("config/changes: %w", err)
-	}
+}
+
+// answer is one answer of GET /agent/router.
+type answer struct {
+	status int
+	etag   string
+	body   []byte
+}
+
+// router reads the agent's router document (304 when ifNoneMatch names
+// it).
+func (p *Pull) router(ctx context.Context, ifNoneMatch string) (answer, error) {
 	var h http.Header
-	if changed != nil {
-		h = http.Header{"If-None-Match": {changed.Header.Get("ETag")}}
+	if ifNoneMatch != "" {
+		h = http.Header{"If-None-Match": {ifNoneMatch}}
 	}
 	resp, body, err := p.do(ctx, http.MethodGet, "router", h, nil)
 	if err != nil {
-		return Desired{}, err
+		return answer{}, err
 	}
-	if resp.StatusCode == http.StatusNotModified {
-		resp, body = changed, changedBody // what the long poll read is current
+	return answer{status: resp.StatusCode, etag: resp.Header.Get("ETag"), body: body}, nil
+}
+
+// longPoll waits until the agent's router document is no longer version,
+// and answers it.
+func (p *Pull) longPoll(ctx context.Context, version string) (*answer, error) {
+	h := http.Header{"If-None-Match": {version}}
+	q := "router?timeoutSeconds=" + strconv.Itoa(int(p.LongPoll/time.Second))
+	for {
+		resp, body, err := p.do(ctx, http.MethodGet, q, h, nil)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusNotModified {
+			return &answer{status: resp.StatusCode, etag: resp.Header.Get("ETag"), body: body}, nil
+		}
 	}
-	d := Desired{Seq: ch.LastUpdated, Types: AgentTypes, Version: resp.Header.Get("ETag")}
-	if resp.StatusCode == http.StatusNotFound {
+}
+
+// answered is the desired state of a document read with the sequence
+// seq; behind: the document may hold changes seq does not cover.
+func (p *Pull) answered(a answer, seq int64, behind bool) (Desired, error) {
+	d := Desired{Seq: seq, Types: AgentTypes, Version: a.etag}
+	if a.status == http.StatusNotFound {
 		// routerMode none: the router holds nothing of svcbridge's.
 		d.Version, d.NoRouter = noRouter, true
-		return d, nil
+	} else {
+		es, err := routerconfig.Entities(a.body)
+		if err != nil {
+			return Desired{}, err
+		}
+		if p.Management != "" {
+			es = Localize(es, p.Management)
+		}
+		d.Entities = es
 	}
-	if d.Entities, err = routerconfig.Entities(body); err != nil {
-		return Desired{}, err
-	}
-	if p.Management != "" {
-		d.Entities = Localize(d.Entities, p.Management)
-	}
+	p.last, p.behind = d, behind
 	return d, nil
 }
 
