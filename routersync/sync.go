@@ -124,6 +124,11 @@ func (s *Sync) Run(ctx context.Context) error {
 	go s.watch(ctx, updates)
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
+	// reportAgain sends a report the source did not take again, backing
+	// off from 1 s to 30 s, without waiting for the next apply.
+	reportAgain := time.NewTimer(time.Hour)
+	reportAgain.Stop()
+	reportWait := time.Second
 	resync := time.NewTicker(s.Resync)
 	defer resync.Stop()
 	// retrying: this apply makes failed listeners again (the retry timer
@@ -153,6 +158,12 @@ func (s *Sync) Run(ctx context.Context) error {
 			s.writeFirstFile()
 		case <-retry.C:
 			retrying = retryNext
+		case <-reportAgain.C:
+			if !s.report(ctx) {
+				reportWait = min(2*reportWait, maxWait)
+				reportAgain.Reset(reportWait)
+			}
+			continue
 		case <-resync.C:
 		case <-routerDone:
 			s.Log.Warn("lost the router's management connection; reconnecting")
@@ -165,7 +176,12 @@ func (s *Sync) Run(ctx context.Context) error {
 		if next > 0 {
 			retry.Reset(next)
 		}
-		s.report(ctx)
+		if s.report(ctx) {
+			reportAgain.Stop()
+			reportWait = time.Second
+		} else {
+			reportAgain.Reset(reportWait)
+		}
 	}
 }
 
@@ -400,20 +416,21 @@ func (s *Sync) lost(err error) error {
 }
 
 // report sends the last apply's report when it says something new: a new
-// version or sequence, other failures, another error. A report the source
-// did not take is sent again after the next apply.
-func (s *Sync) report(ctx context.Context) {
+// version or sequence, other failures, another error. It reports whether
+// the source has the last report: one it did not take is sent again.
+func (s *Sync) report(ctx context.Context) bool {
 	r := s.pending
 	if r == nil || (s.sent != nil && sameReport(*s.sent, *r)) {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := s.Source.Report(ctx, *r); err != nil {
 		s.Log.Warn("cannot report to the control plane; will report again", "error", err)
-		return
+		return false
 	}
 	s.sent = r
+	return true
 }
 
 func sameReport(a, b Report) bool {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,4 +228,52 @@ func hasEntity(es []routerconfig.Entity, name string) bool {
 		}
 	}
 	return false
+}
+
+// refusingSource is a memSource whose control plane refuses the first
+// refuse reports, as one restarting does.
+type refusingSource struct {
+	memSource
+	refuse atomic.Int32
+}
+
+func (r *refusingSource) Report(ctx context.Context, rep Report) error {
+	if r.refuse.Add(-1) >= 0 {
+		return fmt.Errorf("503 Service Unavailable")
+	}
+	return r.memSource.Report(ctx, rep)
+}
+
+// TestSyncReportsAgainUntilTaken: a report the control plane did not take
+// (it was restarting) is sent again within seconds, though nothing else
+// makes the sync apply before its resync an hour later: the change the
+// router holds is acknowledged, and its rollout does not stay pending.
+func TestSyncReportsAgainUntilTaken(t *testing.T) {
+	bin := routertest.Binary(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "skrouterd.json")
+	mgmt := porttest.Free(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", mgmt)
+	src := &refusingSource{memSource: memSource{docs: make(chan Desired, 1)}}
+	src.refuse.Store(2)
+	s := New(Options{Source: src, ConfigFile: file, Resync: time.Hour, Log: slog.New(slog.DiscardHandler),
+		Dial: func(ctx context.Context) (Router, error) { return routermgmt.Dial(ctx, addr) }})
+	// The router first, so that the first apply succeeds: a connector
+	// alone makes no listener to look at again.
+	empty := doc(t, `"0"`, 0, mgmt, "", "")
+	if err := s.writeFile(empty, nil); err != nil {
+		t.Fatal(err)
+	}
+	routertest.Start(t, "r1", bin, file)
+	routertest.WaitPort(t, routertest.Loopback, addr, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	src.docs <- doc(t, `"1"`, 7, mgmt, "", connector("a-connector", "127.0.0.1", porttest.Free(t), "a"))
+	waitFor(t, "a report of change 7, once the control plane takes reports", func() (bool, string) {
+		r, ok := src.last()
+		return ok && r.LastUpdated != nil && *r.LastUpdated == 7 && r.TCPConnectors == 1 && r.Error == "", fmt.Sprintf("%+v", r)
+	})
 }
