@@ -31,6 +31,22 @@ func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 	return agents, t.fillAgents(ctx, agents)
 }
 
+// ListAgentsIn lists the agents of uuids (those that exist), by name.
+func (t *Tx) ListAgentsIn(ctx context.Context, uuids []string) ([]inventory.Agent, error) {
+	if len(uuids) == 0 {
+		return nil, nil
+	}
+	query, args, err := t.in(`SELECT `+agentCols+` FROM agents WHERE uuid IN (?) ORDER BY `+t.binary("name"), uuids)
+	if err != nil {
+		return nil, err
+	}
+	var agents []inventory.Agent
+	if err := t.sel(ctx, &agents, query, args...); err != nil {
+		return nil, err
+	}
+	return agents, t.fillAgents(ctx, agents)
+}
+
 // GetAgent finds an agent by name, else by uuid.
 func (t *Tx) GetAgent(ctx context.Context, nameOrUUID string) (inventory.Agent, error) {
 	return nameElseUUID(func(cond string) (inventory.Agent, error) { return t.agentWhere(ctx, cond, nameOrUUID) })

@@ -205,8 +205,10 @@ type feed struct {
 	services waiters
 	// listCount moves with every change to what the API's lists show (every
 	// transaction that touched anything), and when changes may have been
-	// missed: a watch of a list reads it again only once it moved.
+	// missed: a watch of a list reads it again only once it moved. moves
+	// says which agents each recent move touched (listmoves.go).
 	listCount atomic.Uint64
+	moves     listMoves
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
 	listen func()
@@ -222,7 +224,9 @@ type feed struct {
 // commit, and for another process's as its notification comes.
 func (f *feed) apply(w touched) {
 	if len(w.agents)+len(w.versions)+len(w.services)+len(w.listed) > 0 {
-		f.listCount.Add(1)
+		// An agent row written may change how others show (their
+		// upstream routers' names, the default router): all of them.
+		f.moves.move(&f.listCount, len(w.agents) > 0, w.versions, w.listed)
 	}
 	f.cache.invalidate(changeAgent, w.agents)
 	f.cache.invalidate(changeVersions, w.versions)
@@ -232,7 +236,7 @@ func (f *feed) apply(w touched) {
 // forget empties the cache, wakes every wait on a service and moves what
 // the lists' watches compare: changes may have been missed.
 func (f *feed) forget() {
-	f.listCount.Add(1)
+	f.moves.move(&f.listCount, true)
 	f.cache.reset()
 	f.services.wake(nil, true)
 }

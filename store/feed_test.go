@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -279,14 +280,17 @@ func TestListedChangesFollowEveryWrite(t *testing.T) {
 		writer, readers := replicas(t, dialect)
 		ms := &inventory.Microservice{UUID: "m-1", Application: "orders", Name: "checkout", AgentUUID: "a-1"}
 		errRollback := errors.New("rolled back")
+		all := []string{"(every agent)"}
 		for _, step := range []struct {
 			name  string
 			moves bool
 			write func(ctx context.Context, tx *store.Tx) error
+			// touches: the uuids ListedAgentsSince names (all: every agent).
+			touches []string
 		}{
 			{"agent created", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.CreateAgent(ctx, agent("a-1", "plant-a", inventory.RouterEdge, false), "hash-1")
-			}},
+			}, all},
 			{"agent tagged", true, func(ctx context.Context, tx *store.Tx) error {
 				a, err := tx.AgentByUUID(ctx, "a-1")
 				if err != nil {
@@ -294,26 +298,26 @@ func TestListedChangesFollowEveryWrite(t *testing.T) {
 				}
 				a.Tags = []string{"east"}
 				return tx.UpdateAgent(ctx, &a)
-			}},
+			}, all},
 			{"router document changed", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.WriteRouter(ctx, "a-1", store.RouterWrite{Base: []byte(routerconfig.Empty), Changed: true})
-			}},
+			}, []string{"a-1"}},
 			{"router reported", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.SaveRouterReport(ctx, "a-1", wire.RouterReport{Version: `"1"`, Error: "router unreachable"})
-			}},
+			}, []string{"a-1"}},
 			{"microservice created", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.CreateMicroservice(ctx, ms)
-			}},
+			}, []string{"m-1"}},
 			{"microservice renamed", true, func(ctx context.Context, tx *store.Tx) error {
 				ms.Name = "pay"
 				return tx.UpdateMicroservice(ctx, ms)
-			}},
+			}, []string{"m-1"}},
 			{"microservice deleted", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.DeleteMicroservice(ctx, ms.UUID)
-			}},
+			}, []string{"m-1"}},
 			{"service created", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.InsertService(ctx, externalService("vendor", 10024))
-			}},
+			}, []string{}},
 			{"agent renamed, rolled back", false, func(ctx context.Context, tx *store.Tx) error {
 				a, err := tx.AgentByUUID(ctx, "a-1")
 				if err != nil {
@@ -324,10 +328,10 @@ func TestListedChangesFollowEveryWrite(t *testing.T) {
 					return err
 				}
 				return errRollback
-			}},
+			}, nil},
 			{"agent deleted", true, func(ctx context.Context, tx *store.Tx) error {
 				return tx.DeleteAgent(ctx, "a-1")
-			}},
+			}, all},
 		} {
 			t.Run(step.name, func(t *testing.T) {
 				// Each store's count settles first: on PostgreSQL the writer
@@ -365,6 +369,13 @@ func TestListedChangesFollowEveryWrite(t *testing.T) {
 					eventually(t, wait, fmt.Sprintf("store %d's count moves", i), func() error {
 						if now, _ := r.ListedChanges(); now == before[i] {
 							return fmt.Errorf("at %d", now)
+						}
+						uuids, everyAgent := r.ListedAgentsSince(before[i])
+						if everyAgent {
+							uuids = all
+						}
+						if slices.Sort(uuids); !slices.Equal(uuids, step.touches) {
+							return fmt.Errorf("agents listed anew %v, want %v", uuids, step.touches)
 						}
 						return nil
 					})

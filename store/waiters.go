@@ -83,6 +83,15 @@ func (s *Store) ListedChanges() (count uint64, current bool) {
 	return count, s.feed.fresh(time.Now()) // a replica's first ask starts its listener
 }
 
+// ListedAgentsSince names the agents whose listing may have changed since
+// ListedChanges' count was since: their uuids (among which may be uuids
+// that are no agent's), or all when any may have (an agent written or
+// deleted, which others show by name; changes missed; since older than the
+// changes kept). Like the count, it is to be relied on only while current.
+func (s *Store) ListedAgentsSince(since uint64) (uuids []string, all bool) {
+	return s.feed.moves.since(since)
+}
+
 // WatchService returns a channel closed at the next commit that writes
 // service name (its spec, status, reconcile requests, deletion or router
 // entries), as the change feed delivers it, and a func that ends the wait.
