@@ -56,7 +56,15 @@ func agentView(ctx context.Context, tx *store.Tx, a inventory.Agent) (wire.Agent
 }
 
 func (s *Server) listAgents(c *gin.Context) {
-	serveList(s, c, s.Store.ListedChanges, func(c *gin.Context, _ pageQuery) ([]inventory.Agent, error) {
+	// A fan-out moves the lists' count every few milliseconds, for a few
+	// agents each time: a watch reads only those (by uuid).
+	changes := listChanges{count: s.Store.ListedChanges, since: s.Store.ListedAgentsSince}
+	serveList(s, c, changes, func(c *gin.Context, q pageQuery) ([]inventory.Agent, error) {
+		if q.only != nil {
+			return txValue(s, c, func(tx *store.Tx, ctx context.Context) ([]inventory.Agent, error) {
+				return tx.ListAgentsIn(ctx, q.only)
+			})
+		}
 		return txValue(s, c, (*store.Tx).ListAgents)
 	}, func(a inventory.Agent) []string { return []string{a.Name} }, showEach(s, c, (*nameRefs).agent, agentAnswer))
 }

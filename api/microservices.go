@@ -90,7 +90,7 @@ func (s *Server) listMicroservices(c *gin.Context) {
 		return ofApplication(all, app), nil
 	}
 	// The reference's shape: {"microservices": [...]} (wire.MicroserviceList).
-	serveListIn(s, c, "microservices", s.Store.ListedChanges, readList, microserviceKey, showEach(s, c, (*nameRefs).microservice, microserviceAnswer))
+	serveListIn(s, c, "microservices", listChanges{count: s.Store.ListedChanges}, readList, microserviceKey, showEach(s, c, (*nameRefs).microservice, microserviceAnswer))
 }
 
 // findMicroservice is tx.GetMicroservice with the API's 404.

@@ -40,6 +40,9 @@ const maxContinue = 512
 type pageQuery struct {
 	limit int      // 0: no limit; else at most MaxLimit
 	after []string // the key of the last item already served; nil: from the start
+	// only, unless nil, names by id the items a watch's feed reads (those
+	// listChanges.since named); read may read just those.
+	only []string
 }
 
 // parsePage reads ?limit= (a positive integer, MaxLimit when larger) and
@@ -180,42 +183,8 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, changes list
 		return
 	}
 	if watch {
-		// The feed's reads, one at a time: the versions and context each
-		// item was last shown at.
-		var shownAt watchVersions
-		s.watch(c, changes, func(c *gin.Context, last map[string][]byte) ([]watchItem, error) {
-			items, err := read(c, pageQuery{})
-			if err != nil {
-				return nil, err
-			}
-			sh, err := show(items)
-			if err != nil {
-				return nil, err
-			}
-			shownAt.begin(sh.context)
-			out := make([]watchItem, len(items))
-			var v V
-			var scratch []byte
-			for i, it := range items {
-				k := watchKey(key(it))
-				var version int64
-				if sh.version != nil {
-					version = sh.version(i)
-				}
-				object, sent := last[k]
-				if !shownAt.unchanged(k, version) || !sent {
-					if scratch, err = appendJSON(scratch[:0], sh.item(i, &v)); err != nil {
-						return nil, err
-					}
-					if !sent || !bytes.Equal(object, scratch) {
-						object = bytes.Clone(scratch)
-					}
-				}
-				out[i] = watchItem{key: k, object: object}
-			}
-			shownAt.end(len(items))
-			return out, nil
-		})
+		l := &watchedList[T, V]{read: read, key: key, show: show}
+		s.watch(c, changes, l.readWatch)
 		return
 	}
 	items, err := read(c, q)
@@ -233,6 +202,79 @@ func serveListIn[T, V any](s *Server, c *gin.Context, field string, changes list
 		return
 	}
 	writeJSONArray(c, field, len(page), sh.item)
+}
+
+// watchedList is a list as its watch's feed reads it, one read at a time.
+type watchedList[T, V any] struct {
+	read func(*gin.Context, pageQuery) ([]T, error)
+	key  func(T) []string
+	show func([]T) (listShow[V], error)
+	// shownAt are the versions and context each item was last shown at.
+	shownAt watchVersions
+	// shown is the list as the last read showed it, and at each key's
+	// place in it, made when a read of some items needs it.
+	shown []watchItem
+	at    map[string]int
+}
+
+// readWatch is the feed's read (watchRead): the whole list, or with only
+// the items named, in the list as it was shown.
+func (l *watchedList[T, V]) readWatch(c *gin.Context, last map[string][]byte, only []string) ([]watchItem, error) {
+	items, err := l.read(c, pageQuery{only: only})
+	if err != nil {
+		return nil, err
+	}
+	sh, err := l.show(items)
+	if err != nil {
+		return nil, err
+	}
+	some := only != nil
+	if !some {
+		l.shownAt.begin(sh.context)
+	}
+	out := make([]watchItem, len(items))
+	var v V
+	var scratch []byte
+	for i, it := range items {
+		k := watchKey(l.key(it))
+		var version int64
+		if sh.version != nil {
+			version = sh.version(i)
+		}
+		object, sent := last[k]
+		// Items read by id are few: each is shown, its version not kept.
+		if some || !l.shownAt.unchanged(k, version) || !sent {
+			if scratch, err = appendJSON(scratch[:0], sh.item(i, &v)); err != nil {
+				return nil, err
+			}
+			if !sent || !bytes.Equal(object, scratch) {
+				object = bytes.Clone(scratch)
+			}
+		}
+		out[i] = watchItem{key: k, object: object}
+	}
+	if !some {
+		l.shownAt.end(len(items))
+		l.shown, l.at = out, nil
+		return out, nil
+	}
+	if l.at == nil {
+		l.at = make(map[string]int, len(l.shown))
+		for i, it := range l.shown {
+			l.at[it.key] = i
+		}
+	}
+	// The list shown is the feed's too: changed in a copy. An item not in
+	// it (created, renamed) came with a change that makes the next read
+	// read all.
+	merged := slices.Clone(l.shown)
+	for _, it := range out {
+		if i, ok := l.at[it.key]; ok {
+			merged[i] = it
+		}
+	}
+	l.shown = merged
+	return merged, nil
 }
 
 // writeJSONArray answers n items as c.JSON would answer them as a list

@@ -18,6 +18,7 @@ import (
 // session of the test's own on the database, which sees them.
 type replica struct {
 	api   *testAPI
+	store *store.Store
 	name  string
 	admin *sql.DB
 }
@@ -50,11 +51,12 @@ func newReplicas(t *testing.T, n int, opts ...func(*Options)) ([]replica, *store
 	out := make([]replica, n)
 	for i := range out {
 		name := fmt.Sprintf("replica-%d", i)
-		o := testOptions(open(name), &recordingReconciler{})
+		st := open(name)
+		o := testOptions(st, &recordingReconciler{})
 		for _, opt := range opts {
 			opt(&o)
 		}
-		out[i] = replica{api: serveTestAPI(t, o), name: name, admin: admin}
+		out[i] = replica{api: serveTestAPI(t, o), store: st, name: name, admin: admin}
 	}
 	return out, open("worker")
 }

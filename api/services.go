@@ -133,10 +133,10 @@ func (s *Server) listServices(c *gin.Context) {
 	// A waiting service shows Temporal's note on workers, which no change
 	// of the store moves: while one waits, a watch reads every interval.
 	var waiting atomic.Bool
-	changes := func() (uint64, bool) {
+	changes := listChanges{count: func() (uint64, bool) {
 		count, current := s.Store.ListedChanges()
 		return count, current && !waiting.Load()
-	}
+	}}
 	serveList(s, c, changes, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
 		var refs nameRefs

@@ -25,14 +25,16 @@ import (
 // an ADDED event for every item and a BOOKMARK (object {}) after them, so
 // a client that reconnects gets the whole current state again, knows
 // when it has it (what it had and is not in it was deleted meanwhile),
-// and loses nothing. The store keeps no change log, so the reading is the
-// server's: a client never polls. All watches of one list share one feed,
-// which looks every Options.WatchInterval, reads the list again if its
-// change count (listChanges) moved and sends each watcher what changed,
-// so a hundred watchers cost the store what one does, and an idle fleet
-// nothing. A watcher more than Limits.WatchBuffer reads behind is
-// dropped: its stream ends with {"type": "ERROR", "object": {"name",
-// "message"}}, and it may reconnect. Limits.WatchMax and WatchMaxPerClient bound the watches open.
+// and loses nothing. The store keeps no change log a client could resume
+// from, so the reading is the server's: a client never polls. All
+// watches of one list share one feed, which looks every
+// Options.WatchInterval, reads the list again if its change count
+// (listChanges) moved (of the agents, only those that changed) and sends
+// each watcher what changed, so a hundred watchers cost the store what
+// one does, and an idle fleet nothing. A watcher more than
+// Limits.WatchBuffer reads behind is dropped: its stream ends with
+// {"type": "ERROR", "object": {"name", "message"}}, and it may reconnect.
+// Limits.WatchMax and WatchMaxPerClient bound the watches open.
 
 // DefaultWatchInterval is how often a watch reads its list again, unless
 // Options.WatchInterval says otherwise.
@@ -91,13 +93,26 @@ const watchRetryAfter = "10"
 // watchRead reads a watched list. last is each item as the feed's last
 // read showed it, by key (nil for a feed's first read): a feed reads its
 // list every second and most items encode as they did, so an item whose
-// object equals its last one's should be that one, not a copy.
-type watchRead func(c *gin.Context, last map[string][]byte) ([]watchItem, error)
+// object equals its last one's should be that one, not a copy. only, when
+// not nil, names the items (by the ids listChanges.since gives) that may
+// have changed since the last read: the rest show as they did.
+type watchRead func(c *gin.Context, last map[string][]byte, only []string) ([]watchItem, error)
 
-// listChanges is a count that moves with every change to what a list
-// shows, and whether it can be relied on now (store.ListedChanges): while
-// it can, a read when it was the same would show the same.
-type listChanges func() (count uint64, current bool)
+// listChanges tells a list's feed when to read it again, and what.
+type listChanges struct {
+	// count moves with every change to what the list shows, and says
+	// whether it can be relied on now (store.ListedChanges): while it
+	// can, a read when it was the same would show the same.
+	count func() (count uint64, current bool)
+	// since, for a list that can read some of its items, names the items
+	// that may have changed since count was at a value, or all
+	// (store.ListedAgentsSince); nil: a change rereads the whole list.
+	since func(count uint64) (ids []string, all bool)
+}
+
+// watchReadSome bounds the items a feed reads by their ids: more are read
+// with the whole list.
+const watchReadSome = 1000
 
 // watch streams the changes of the list read returns until the client
 // goes or falls behind. The write deadline (HTTP_WRITE_TIMEOUT) is lifted
@@ -177,8 +192,9 @@ type watchFeed struct {
 	spare map[string][]byte
 	items []watchItem // the last read that changed something
 	// changes is the list's change count, and seen its value when the
-	// last read began, at readAt: the feed reads again only once it moved,
-	// while it cannot be relied on, or after watchRereadAfter.
+	// last read began: the feed reads again only once it moved (only the
+	// items that changed, when the list can say which), while it cannot be
+	// relied on, or watchRereadAfter after the last whole read, readAt.
 	changes listChanges
 	seen    uint64
 	readAt  time.Time
@@ -229,8 +245,8 @@ func (h *watchHub) join(c *gin.Context, changes listChanges, read watchRead) (*w
 	h.mu.Unlock()
 	w := &watcher{client: client, lines: make(chan []byte, h.limits.WatchBuffer), ended: make(chan struct{})}
 	if feed == nil {
-		seen, _ := changes()
-		items, err := read(c, nil)
+		seen, _ := changes.count()
+		items, err := read(c, nil, nil)
 		if err != nil {
 			h.mu.Lock()
 			h.release(w)
@@ -305,7 +321,7 @@ func (h *watchHub) startFeed(c *gin.Context, route string, read watchRead, items
 	reader := c.Copy()
 	reader.Request = reader.Request.WithContext(ctx)
 	// f.last is run's alone from here on: only its update writes it.
-	go h.run(ctx, f, func() ([]watchItem, error) { return read(reader, f.last) })
+	go h.run(ctx, f, func(only []string) ([]watchItem, error) { return read(reader, f.last, only) })
 	return f
 }
 
@@ -360,7 +376,7 @@ func appendWatchLine(b []byte, e watchEvent) []byte {
 // what changed; a watcher whose buffer is full is dropped. A failed read
 // ends every watch of f: the stream has begun, so a status can no longer
 // say so, and the clients reconnect.
-func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchItem, error)) {
+func (h *watchHub) run(ctx context.Context, f *watchFeed, read func(only []string) ([]watchItem, error)) {
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	for {
@@ -369,10 +385,11 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 			return
 		case <-tick.C:
 		}
-		if f.unchanged() {
+		skip, only := f.next()
+		if skip {
 			continue
 		}
-		items, err := read()
+		items, err := read(only)
 		h.mu.Lock()
 		if ctx.Err() != nil {
 			h.mu.Unlock()
@@ -399,15 +416,30 @@ func (h *watchHub) run(ctx context.Context, f *watchFeed, read func() ([]watchIt
 	}
 }
 
-// unchanged reports whether f's list is known to show what it showed at
-// its last read; if not, the read about to begin is recorded as the last.
-func (f *watchFeed) unchanged() bool {
-	count, current := f.changes()
-	if current && count == f.seen && time.Since(f.readAt) < watchRereadAfter {
-		return true
+// next decides f's next read: skip when its list is known to show what it
+// showed at its last read; else the read about to begin is recorded as
+// the last, and only, unless nil, names the only items that may have
+// changed. The whole list is read while the count cannot be relied on,
+// and once a minute.
+func (f *watchFeed) next() (skip bool, only []string) {
+	count, current := f.changes.count()
+	current = current && time.Since(f.readAt) < watchRereadAfter
+	if current && count == f.seen {
+		return true, nil
 	}
-	f.seen, f.readAt = count, time.Now()
-	return false
+	since := f.seen
+	f.seen = count
+	if current && f.changes.since != nil {
+		ids, all := f.changes.since(since)
+		switch {
+		case !all && len(ids) == 0:
+			return true, nil // nothing it shows
+		case !all && len(ids) <= watchReadSome:
+			return false, ids
+		}
+	}
+	f.readAt = time.Now()
+	return false, nil
 }
 
 // drop ends w's watch for a reason; h.mu is held.

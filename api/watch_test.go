@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -381,6 +382,76 @@ func TestIdleWatchesReadNothing(t *testing.T) {
 	}
 }
 
+// TestAgentsWatchReadsWhatChanged: while the fleet changes (a router's
+// report, on another replica), the agents' watch reads only the agents
+// that changed, not the whole fleet; an agent written (edited) may change
+// how others show, and the whole list is read. An agent's host set behind
+// svcbridge's back shows which reads read it.
+func TestAgentsWatchReadsWhatChanged(t *testing.T) {
+	replicas, _ := newReplicas(t, 2, func(o *Options) { o.WatchInterval = 20 * time.Millisecond })
+	watching, writing := replicas[0], replicas[1]
+	createAgent(t, writing.api, map[string]any{"name": "hub", "host": "hub.example.com", "routerMode": "interior", "defaultRouter": true})
+	fogA := createAgent(t, writing.api, map[string]any{"name": "fog-a", "routerMode": "edge"})
+	createAgent(t, writing.api, map[string]any{"name": "fog-b", "routerMode": "edge"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	event := watchEvents(t, ctx, watching.api, "/api/v3/agents")
+	var item struct {
+		Name   string   `json:"name"`
+		Host   string   `json:"host"`
+		Tags   []string `json:"tags"`
+		Router *struct {
+			Error string `json:"error"`
+		} `json:"router"`
+	}
+	next := func() string {
+		item.Router, item.Tags = nil, nil
+		typ := event(&item)
+		shows := item.Host
+		if item.Router != nil {
+			shows += " router " + item.Router.Error
+		}
+		return strings.Join(append([]string{typ, item.Name, shows}, item.Tags...), " ")
+	}
+	for typ := ""; typ != "BOOKMARK"; {
+		typ = event(&item)
+	}
+	// The watch started the replica's change feed: until it is current,
+	// the feed reads the whole list.
+	within(t, 10*time.Second, "the watching replica's change feed current", func() error {
+		if !watching.store.FeedCurrent() {
+			return errors.New("not current")
+		}
+		return nil
+	})
+	time.Sleep(100 * time.Millisecond) // the feed's last whole read
+	if _, err := watching.admin.Exec(`UPDATE agents SET host = 'sneaky.example.com' WHERE name = 'fog-b'`); err != nil {
+		t.Fatal(err)
+	}
+	report := func(reason string) {
+		writing.api.JSON("PUT", "/api/v3/agent/router/status", map[string]any{"version": `"1"`, "error": reason}, bearer(fogA.Token)...).Want(204)
+	}
+	report("connection refused")
+	if got := next(); got != "MODIFIED fog-a  router connection refused" {
+		t.Fatalf("after fog-a's report: %q", got)
+	}
+	// A service touches no agent: nothing to read. fog-a's next report is
+	// the next event: fog-b, unchanged as far as svcbridge knows, is not
+	// read again.
+	createService(t, writing.api, map[string]any{"name": "web", "type": "external", "resource": "203.0.113.10", "targetPort": 443})
+	time.Sleep(200 * time.Millisecond)
+	report("timed out")
+	if got := next(); got != "MODIFIED fog-a  router timed out" {
+		t.Errorf("after fog-a's next report: %q, want fog-a's report alone", got)
+	}
+	writing.api.JSON("PATCH", "/api/v3/agents/fog-a", map[string]any{"tags": []string{"east"}}).Want(200)
+	for _, want := range []string{"MODIFIED fog-a  router timed out east", "MODIFIED fog-b sneaky.example.com"} {
+		if got := next(); got != want {
+			t.Errorf("after fog-a was edited: %q, want %q", got, want)
+		}
+	}
+}
+
 // TestWatchFollowsTheNoteOnWorkers: while a service waits, a watch of the
 // services reads them every interval, as its note that no worker polls
 // comes from Temporal, not from a change of the store.
@@ -412,27 +483,69 @@ func TestWatchFollowsTheNoteOnWorkers(t *testing.T) {
 
 // TestWatchFeedReadsAfterAChange: a feed reads its list again when its
 // change count moved, while the count cannot be relied on, and once a
-// minute however still it is.
+// minute however still it is; a list that can read some items by id reads
+// only those that changed since its last read, and nothing when the
+// change was to none of them.
 func TestWatchFeedReadsAfterAChange(t *testing.T) {
 	count, current := uint64(7), true
-	f := &watchFeed{changes: func() (uint64, bool) { return count, current }, seen: 7, readAt: time.Now()}
-	for _, step := range []struct {
-		what  string
-		move  func()
-		reads bool
-	}{
-		{"nothing changed", func() {}, false},
-		{"the count moved", func() { count++ }, true},
-		{"nothing changed since", func() {}, false},
-		{"the count cannot be relied on", func() { current = false }, true},
-		{"and still cannot", func() {}, true},
-		{"it can again", func() { current = true }, false},
-		{"a minute went by", func() { f.readAt = time.Now().Add(-watchRereadAfter) }, true},
-		{"and then nothing", func() {}, false},
-	} {
-		step.move()
-		if reads := !f.unchanged(); reads != step.reads {
-			t.Errorf("%s: reads %v, want %v", step.what, reads, step.reads)
+	// moved: what each count touched (nil: all of the list).
+	moved := map[uint64][]string{}
+	since := func(c uint64) ([]string, bool) {
+		var ids []string
+		for n := c + 1; n <= count; n++ {
+			if moved[n] == nil {
+				return nil, true
+			}
+			ids = append(ids, moved[n]...)
+		}
+		return ids, false
+	}
+	all := []string{"(all)"}
+	for _, some := range []bool{false, true} {
+		f := &watchFeed{changes: listChanges{count: func() (uint64, bool) { return count, current }}, seen: count, readAt: time.Now()}
+		if some {
+			f.changes.since = since
+		}
+		move := func(ids ...string) func() {
+			return func() { count++; moved[count] = append([]string{}, ids...) }
+		}
+		moveAll := func() { count++; moved[count] = nil }
+		for _, step := range []struct {
+			what      string
+			move      func()
+			reads     []string // nil: none
+			readsSome []string // with since
+		}{
+			{"nothing changed", func() {}, nil, nil},
+			{"the count moved for a", move("a"), all, []string{"a"}},
+			{"nothing changed since", func() {}, nil, nil},
+			{"the count moved for b, then c", func() { move("b")(); move("c")() }, all, []string{"b", "c"}},
+			{"the count moved for none of the items", move(), all, nil},
+			{"the count moved for all", moveAll, all, all},
+			{"the count cannot be relied on", func() { current = false }, all, all},
+			{"and still cannot", func() {}, all, all},
+			{"it can again", func() { current = true }, nil, nil},
+			{"a minute went by", func() { f.readAt = time.Now().Add(-watchRereadAfter) }, all, all},
+			{"and then nothing", func() {}, nil, nil},
+			{"more than a feed reads by id", func() { move(make([]string, watchReadSome+1)...)() }, all, all},
+			{"a minute after the last whole read, one more", func() { f.readAt = time.Now().Add(-watchRereadAfter); move("d")() }, all, all},
+		} {
+			step.move()
+			want := step.reads
+			if some {
+				want = step.readsSome
+			}
+			var got []string
+			switch skip, only := f.next(); {
+			case skip:
+			case only == nil:
+				got = all
+			default:
+				got = only
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("since %v: %s: reads %v, want %v", some, step.what, got, want)
+			}
 		}
 	}
 }
