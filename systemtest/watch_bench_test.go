@@ -46,6 +46,64 @@ func BenchmarkIdleWatches(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkBusyWatches: what an open watch of the agents costs while the
+// fleet changes, as it does while a fan-out's acknowledgements come in:
+// 10,000 agents on PostgreSQL, 100 of them reporting their routers each
+// second, the process's CPU with the watch open over its rate without
+// (the same reports in both), each over two windows of 30 s. Run with
+//
+//	go test ./systemtest/ -run '^$' -bench BusyWatches -benchtime 1x -timeout 30m
+func BenchmarkBusyWatches(b *testing.B) {
+	const window, perSecond = 30 * time.Second, 100
+	s := newBenchSystem(b, 1)
+	agents := s.seedAgents(10000, "edge")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second / perSecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			// The seeded agents' tokens are their uuids.
+			req, _ := http.NewRequest("PUT", s.url+"/api/v3/agent/router/status",
+				strings.NewReader(fmt.Sprintf(`{"version":"\"%d\"","lastUpdated":0,"error":"","failed":[],"tcpListeners":0,"tcpConnectors":0}`, i)))
+			req.Header.Set("Authorization", "Bearer "+agents[i%len(agents)])
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != http.StatusNoContent {
+				b.Errorf("report: %v %v", res, err)
+				return
+			}
+			res.Body.Close()
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(5 * time.Second) // the reports' first round settled
+	for range b.N {
+		// Windows without, with, with and without the watch: the
+		// reports' own cost drifts, and weighs alike on both sides.
+		var busy, watched cpuRates
+		for _, watch := range []bool{false, true, true, false} {
+			if !watch {
+				busy = busy.plus(measureCPU(window), 0.5)
+				continue
+			}
+			stopWatch := s.openWatch("agents")
+			time.Sleep(2 * time.Second) // past the first read
+			watched = watched.plus(measureCPU(window), 0.5)
+			stopWatch()
+		}
+		b.ReportMetric(busy.process, "process-ms/s-reports")
+		b.ReportMetric(watched.process-busy.process, "process-ms/s-agents-watch")
+		b.ReportMetric(watched.machine-busy.machine, "machine-ms/s-agents-watch")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
 // fillServices creates n external services on 20 clients and waits until
 // every one is ready.
 func (s benchSystem) fillServices(n int) {
@@ -95,6 +153,11 @@ func (s benchSystem) openWatch(list string) (stop func()) {
 // cpuRates are CPU milliseconds a second: this process's and the
 // machine's (every process, PostgreSQL's among them).
 type cpuRates struct{ process, machine float64 }
+
+// plus is r with w times o added.
+func (r cpuRates) plus(o cpuRates, w float64) cpuRates {
+	return cpuRates{r.process + w*o.process, r.machine + w*o.machine}
+}
 
 // measureCPU measures the CPU rates over d.
 func measureCPU(d time.Duration) cpuRates {
