@@ -131,11 +131,19 @@ func serviceNotFound(name string) *Error {
 // removed, by name.
 func (s *Server) listServices(c *gin.Context) {
 	// A waiting service shows Temporal's note on workers, which no change
-	// of the store moves: while one waits, a watch reads every interval.
+	// of the store moves: while one waits, a watch reads again when the
+	// note differs from the one it showed (asked of Temporal through the
+	// API's cache, at most every few seconds).
 	var waiting atomic.Bool
+	var shownNote atomic.Pointer[string]
 	changes := listChanges{count: func() (uint64, bool) {
 		count, current := s.Store.ListedChanges()
-		return count, current && !waiting.Load()
+		if waiting.Load() {
+			_, note, _ := s.workers(context.Background())
+			shown := shownNote.Load()
+			current = current && shown != nil && *shown == note
+		}
+		return count, current
 	}}
 	serveList(s, c, changes, s.readServices, func(svc service.Service) []string { return []string{svc.Name} }, func(page []service.Service) (listShow[wire.Service], error) {
 		// Only what is shown is viewed: Temporal is asked about those only.
@@ -148,6 +156,7 @@ func (s *Server) listServices(c *gin.Context) {
 			return listShow[wire.Service]{}, err
 		}
 		note := s.waitNote(c.Request.Context(), page)
+		shownNote.Store(&note)
 		waiting.Store(slices.ContainsFunc(page, waits))
 		// A service shows as its row (its version), the names it refers
 		// to and the note say: nothing else of an answer moves.

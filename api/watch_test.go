@@ -297,8 +297,8 @@ func watchEvents(t *testing.T, ctx context.Context, api *testAPI, path string) f
 // something it shows changed, on any replica. With nothing changing it
 // does not touch the database (a read would wait behind a lock on the
 // list's table), and a change through another replica comes as an event:
-// an agent's router report, a service's create (once no service waits,
-// whose note on workers would come from Temporal).
+// an agent's router report, a service's create; a waiting service's note
+// on workers, from Temporal, does not make it read while the note stays.
 func TestIdleWatchesReadNothing(t *testing.T) {
 	const interval = 20 * time.Millisecond
 	replicas, worker := newReplicas(t, 2, func(o *Options) { o.WatchInterval = interval })
@@ -360,15 +360,21 @@ func TestIdleWatchesReadNothing(t *testing.T) {
 			for typ := ""; typ != "BOOKMARK"; {
 				typ = event(&item)
 			}
-			// The replica's first watch starts its change feed, which reads
-			// the list until it is current: a window or two.
-			for window := 1; reads(list.table) > 0; window++ {
-				t.Logf("window %d saw reads wait", window)
-				time.Sleep(5 * interval) // for the read that waited
-				if window == 5 {
-					t.Fatalf("in each of %d windows of %s the watching replica read the %s, though none changed", window, 50*interval, list.table)
+			// still fails when each of 5 windows saw the watching replica
+			// read the list: one may see a read (a heartbeat late on a busy
+			// machine makes the feed read until it is current again).
+			still := func(when string) {
+				for window := 1; reads(list.table) > 0; window++ {
+					t.Logf("%s: window %d saw reads wait", when, window)
+					time.Sleep(5 * interval) // for the read that waited
+					if window == 5 {
+						t.Fatalf("%s: in each of %d windows of %s the watching replica read the %s, though none changed", when, window, 50*interval, list.table)
+					}
 				}
 			}
+			// The replica's first watch starts its change feed, which reads
+			// the list until it is current: a window or two.
+			still("before the change")
 			list.change()
 			typ := event(&item)
 			shows := item.ProvisioningStatus
@@ -378,6 +384,9 @@ func TestIdleWatchesReadNothing(t *testing.T) {
 			if got := strings.Join([]string{typ, item.Name, shows}, " "); got != list.want {
 				t.Errorf("after a change on another replica: %q, want %q", got, list.want)
 			}
+			// For the services, while api waits for its pass with its note
+			// on workers unchanged.
+			still("after the change")
 		})
 	}
 }
