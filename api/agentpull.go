@@ -166,9 +166,9 @@ func (s *Server) getOwnRouter(c *gin.Context) {
 // so that a router side can long-poll for the router coming back.
 const noRouterETag = `"none"`
 
-// maxLongPoll bounds timeoutSeconds: a proxy in between may close an idle
+// MaxLongPoll bounds timeoutSeconds: a proxy in between may close an idle
 // request sooner, and the client simply asks again.
-const maxLongPoll = 5 * time.Minute
+const MaxLongPoll = 5 * time.Minute
 
 // pollETag is the ETag a poll of a's router document compares with, from
 // the store's poll cache: its router version's, or noRouterETag when it
@@ -191,8 +191,8 @@ func longPollWait(c *gin.Context) (time.Duration, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 0 || time.Duration(n)*time.Second > maxLongPoll {
-		return 0, badRequest("Query parameter 'timeoutSeconds' must be an integer from 0 to %d", int(maxLongPoll/time.Second))
+	if err != nil || n < 0 || time.Duration(n)*time.Second > MaxLongPoll {
+		return 0, badRequest("Query parameter 'timeoutSeconds' must be an integer from 0 to %d", int(MaxLongPoll/time.Second))
 	}
 	return time.Duration(n) * time.Second, nil
 }

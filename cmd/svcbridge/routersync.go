@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"svcbridge/api"
 	"svcbridge/config"
 	"svcbridge/kube"
 	"svcbridge/routermgmt"
@@ -26,7 +27,7 @@ var routerSyncFlags = []config.Setting{
 	{Flag: "router", Env: "ROUTER_ADDRESS", Default: "127.0.0.1:5672", Help: "the router's management listener (host:port); with --server, the start-up file's management listener is put there"},
 	{Flag: "config-file", Env: "ROUTER_CONFIG_FILE", Help: "the router's start-up file (skrouterd -c FILE), kept equal to what was applied; written before the router's first start"},
 	{Flag: "configmap", Env: "ROUTER_CONFIGMAP", Help: "Kubernetes hub: NAMESPACE/NAME of the ConfigMap whose skrouterd.json the hub router applies (instead of --server)"},
-	{Flag: "long-poll", Env: "ROUTER_LONG_POLL", Default: "30s", Help: "how long one request waits on the server for a change"},
+	{Flag: "long-poll", Env: "ROUTER_LONG_POLL", Default: "30s", Help: "how long one request waits on the server for a change (1s to 5m)"},
 	{Flag: "resync", Env: "ROUTER_RESYNC", Default: "1m", Help: "how often the router is read again when nothing changed"},
 	{Flag: "log-level", Env: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
 	{Flag: "log-format", Env: "LOG_FORMAT", Default: "text", Help: "text or json"},
@@ -83,6 +84,12 @@ func runRouterSync(ctx context.Context, get func(string) string) error {
 			return fmt.Errorf("invalid setting --%s: %q is not a positive duration", name, get(name))
 		}
 		durations[name] = d
+	}
+	// The server holds a long poll for whole seconds, at most 5 minutes:
+	// a shorter one would ask again at once, without end; a longer one
+	// would be refused each time.
+	if d := durations["long-poll"]; d < time.Second || d > api.MaxLongPoll {
+		return fmt.Errorf("invalid setting --long-poll: %s is not from 1s to %s", d, api.MaxLongPoll)
 	}
 	addr := get("router")
 	opts := routersync.Options{
