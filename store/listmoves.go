@@ -14,13 +14,22 @@ import (
 // 100,000 agents. So the feed keeps which agents each recent move touched,
 // and a watch reads only those.
 
-// listMovesKept bounds the moves kept: a watch further behind reads all.
-const listMovesKept = 4096
+// listMovesKept and listMovesAgentsKept bound the moves kept and the
+// uuids they hold (a fan-out's transactions touch a thousand agents each):
+// a watch further behind reads all. A move of more agents than
+// listMoveAgents counts as one of every agent.
+const (
+	listMovesKept       = 4096
+	listMovesAgentsKept = 1 << 16
+	listMoveAgents      = 4096
+)
 
-// listMoves are the recent moves of the lists' count, oldest first.
+// listMoves are the recent moves of the lists' count, oldest first, and
+// the uuids they hold.
 type listMoves struct {
-	mu    sync.Mutex
-	moves []listMove
+	mu     sync.Mutex
+	moves  []listMove
+	agents int
 }
 
 // listMove is one move of the count: to count, touching agents (uuids;
@@ -38,10 +47,26 @@ func (m *listMoves) move(count *atomic.Uint64, all bool, agents ...[]string) {
 	// Moved under the lock: a count read anywhere has its move kept by
 	// the time since() can take the lock.
 	n := count.Add(1)
-	if len(m.moves) == listMovesKept {
-		m.moves = slices.Delete(m.moves, 0, listMovesKept/2)
+	size := 0
+	for _, list := range agents {
+		size += len(list)
+	}
+	if all || size > listMoveAgents {
+		all, agents, size = true, nil, 0
 	}
 	m.moves = append(m.moves, listMove{count: n, all: all, agents: agents})
+	m.agents += size
+	if len(m.moves) > listMovesKept || m.agents > listMovesAgentsKept {
+		// The older half goes at once (a copy), the newest move stays:
+		// since() tells a count before it from one after.
+		k := 0
+		for ; k < len(m.moves)-1 && (len(m.moves)-k > listMovesKept/2 || m.agents > listMovesAgentsKept/2); k++ {
+			for _, list := range m.moves[k].agents {
+				m.agents -= len(list)
+			}
+		}
+		m.moves = slices.Delete(m.moves, 0, k)
+	}
 }
 
 // since returns the agents the moves after count touched (each once), or

@@ -49,4 +49,27 @@ func TestListMovesSince(t *testing.T) {
 	if got, all := m.since(now - 1); all || !slices.Equal(got, []string{strconv.Itoa(listMovesKept - 1)}) {
 		t.Errorf("since the move before last: %v all %v", got, all)
 	}
+
+	// A fan-out: moves of a thousand agents each, the uuids kept bounded.
+	thousand := make([]string, 1000)
+	for i := range thousand {
+		thousand[i] = "agent-" + strconv.Itoa(i)
+	}
+	for range 200 {
+		m.move(&count, false, thousand)
+	}
+	if m.agents > listMovesAgentsKept || m.agents != 1000*len(m.moves) {
+		t.Errorf("after a fan-out: %d uuids kept in %d moves, at most %d", m.agents, len(m.moves), listMovesAgentsKept)
+	}
+	if got, all := m.since(count.Load() - 1); all || len(got) != 1000 {
+		t.Errorf("since the fan-out's last move: %d uuids, all %v", len(got), all)
+	}
+	if _, all := m.since(now); !all {
+		t.Errorf("since before the fan-out's moves no longer kept: not all")
+	}
+	// One move of more agents than a watch would read one by one.
+	m.move(&count, false, make([]string, listMoveAgents+1))
+	if _, all := m.since(count.Load() - 1); !all {
+		t.Errorf("since a move of %d agents: not all", listMoveAgents+1)
+	}
 }
