@@ -33,17 +33,11 @@ func (t *Tx) ListAgents(ctx context.Context) ([]inventory.Agent, error) {
 
 // ListAgentsIn lists the agents of uuids (those that exist), by name.
 func (t *Tx) ListAgentsIn(ctx context.Context, uuids []string) ([]inventory.Agent, error) {
-	if len(uuids) == 0 {
-		return nil, nil
-	}
-	query, args, err := t.in(`SELECT `+agentCols+` FROM agents WHERE uuid IN (?) ORDER BY `+t.binary("name"), uuids)
+	agents, err := selIn[inventory.Agent](ctx, t, `SELECT `+agentCols+` FROM agents WHERE uuid IN (?)`, uuids)
 	if err != nil {
 		return nil, err
 	}
-	var agents []inventory.Agent
-	if err := t.sel(ctx, &agents, query, args...); err != nil {
-		return nil, err
-	}
+	slices.SortFunc(agents, func(a, b inventory.Agent) int { return strings.Compare(a.Name, b.Name) }) // byte order, as binary("name")
 	return agents, t.fillAgents(ctx, agents)
 }
 
@@ -123,18 +117,12 @@ func (t *Tx) fillAgents(ctx context.Context, agents []inventory.Agent) error {
 		{`SELECT agent_uuid, upstream_uuid AS value FROM agent_upstreams WHERE agent_uuid IN (?) ORDER BY agent_uuid, position`,
 			func(a *inventory.Agent, v string) { a.UpstreamRouters = append(a.UpstreamRouters, v) }},
 	} {
-		for chunk := range slices.Chunk(uuids, 500) {
-			query, args, err := t.in(q.query, chunk)
-			if err != nil {
-				return err
-			}
-			var rows []row
-			if err := t.sel(ctx, &rows, query, args...); err != nil {
-				return err
-			}
-			for _, r := range rows {
-				q.add(&agents[idx[r.Agent]], r.Value)
-			}
+		rows, err := selIn[row](ctx, t, q.query, uuids)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			q.add(&agents[idx[r.Agent]], r.Value)
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"slices"
 )
 
 // AgentNames maps each of uuids that is an agent's uuid to the agent's
@@ -21,22 +20,13 @@ func (t *Tx) MicroserviceNames(ctx context.Context, uuids []string) (map[string]
 // namesOf runs query, which selects uuid and name of the rows whose uuid
 // is in a list, over uuids in chunks.
 func (t *Tx) namesOf(ctx context.Context, query string, uuids []string) (map[string]string, error) {
-	out := make(map[string]string, len(uuids))
-	for chunk := range slices.Chunk(uuids, 500) {
-		q, args, err := t.in(query, chunk)
-		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			UUID string `db:"uuid"`
-			Name string `db:"name"`
-		}
-		if err := t.sel(ctx, &rows, q, args...); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			out[r.UUID] = r.Name
-		}
+	rows, err := selIn[struct {
+		UUID string `db:"uuid"`
+		Name string `db:"name"`
+	}](ctx, t, query, uuids)
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.UUID] = r.Name
 	}
-	return out, nil
+	return out, err
 }

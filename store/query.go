@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -61,4 +63,31 @@ func (t *Tx) write(ctx context.Context, query string, args ...any) error {
 func (t *Tx) in(query string, args ...any) (string, []any, error) {
 	q, a, err := sqlx.In(query, args...)
 	return q, a, err
+}
+
+// inChunk bounds the ids of one statement's IN list: PostgreSQL takes at
+// most 65,535 parameters and SQLite 32,766, and a fleet has more agents.
+const inChunk = 500
+
+// selIn runs query, each of whose IN (?) lists takes ids, over ids
+// inChunk at a time, and returns the rows of all (each chunk's in the
+// query's order).
+func selIn[T any](ctx context.Context, t *Tx, query string, ids []string) ([]T, error) {
+	var out []T
+	lists := make([]any, strings.Count(query, "IN (?)"))
+	for chunk := range slices.Chunk(ids, inChunk) {
+		for i := range lists {
+			lists[i] = chunk
+		}
+		q, args, err := t.in(query, lists...)
+		if err != nil {
+			return nil, err
+		}
+		var part []T
+		if err := t.sel(ctx, &part, q, args...); err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
 }

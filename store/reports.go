@@ -72,12 +72,9 @@ func (t *Tx) RouterReports(ctx context.Context, agentUUIDs []string) (map[string
 		if err := t.sel(ctx, &rows, read); err != nil {
 			return nil, err
 		}
-	} else if len(agentUUIDs) > 0 {
-		query, args, err := t.in(read+` WHERE r.agent_uuid IN (?)`, agentUUIDs)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.sel(ctx, &rows, query, args...); err != nil {
+	} else {
+		var err error
+		if rows, err = selIn[RouterReport](ctx, t, read+` WHERE r.agent_uuid IN (?)`, agentUUIDs); err != nil {
 			return nil, err
 		}
 	}

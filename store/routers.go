@@ -471,16 +471,12 @@ func (t *Tx) AgentsChanges(ctx context.Context, agentUUIDs []string) (map[string
 	if len(agentUUIDs) == 0 {
 		return out, nil
 	}
-	query, args, err := t.in(`SELECT agent_uuid, microservice_config, last_updated, acknowledged FROM agent_changes
-		WHERE last_updated > 0 AND agent_uuid IN (?)`, agentUUIDs)
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
+	rows, err := selIn[struct {
 		Agent string `db:"agent_uuid"`
 		Changes
-	}
-	if err := t.sel(ctx, &rows, query, args...); err != nil {
+	}](ctx, t, `SELECT agent_uuid, microservice_config, last_updated, acknowledged FROM agent_changes
+		WHERE last_updated > 0 AND agent_uuid IN (?)`, agentUUIDs)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {

@@ -624,20 +624,8 @@ func (t *Tx) UnsettledServices(ctx context.Context, olderThan time.Time) ([]stri
 // a generation or request no reconcile finished, a fan-out not queued
 // yet, or deleted with objects left.
 func (t *Tx) UnsettledAmong(ctx context.Context, names []string) ([]string, error) {
-	var out []string
-	for chunk := range slices.Chunk(names, 500) {
-		q, args, err := t.in(pendingNames+` AND name IN (?)
-			UNION SELECT name FROM (`+deletingNames+`) gone WHERE name IN (?)`, chunk, chunk)
-		if err != nil {
-			return nil, err
-		}
-		var part []string
-		if err := t.sel(ctx, &part, q, args...); err != nil {
-			return nil, err
-		}
-		out = append(out, part...)
-	}
-	return out, nil
+	return selIn[string](ctx, t, pendingNames+` AND name IN (?)
+			UNION SELECT name FROM (`+deletingNames+`) gone WHERE name IN (?)`, names)
 }
 
 // FailedServices names the services whose last reconcile failed.
