@@ -23,10 +23,9 @@ import (
 // API's lists show changed, for their watches. A transaction names the
 // agents, microservices and services it writes (touch); after its commit
 // the feed invalidates this process's cache and wakes its waits at once,
-// and on
-// PostgreSQL the same names go to every other process by NOTIFY, sent
-// inside the transaction so that it is delivered exactly when, and only
-// if, it commits. SQLite's store is one process's (dev): there the
+// and on PostgreSQL the same names go to every other process by NOTIFY,
+// sent inside the transaction so that it is delivered exactly when, and
+// only if, it commits. SQLite's store is one process's (dev): there the
 // in-process step is the whole feed.
 //
 // LISTEN/NOTIFY rather than a version row polled once per interval: a
@@ -203,12 +202,11 @@ type feed struct {
 	cache *pollCache
 	// services are the long polls waiting for services to be written.
 	services waiters
-	// listCount moves with every change to what the API's lists show (every
-	// transaction that touched anything), and when changes may have been
-	// missed: a watch of a list reads it again only once it moved. moves
-	// says which agents each recent move touched (listmoves.go).
-	listCount atomic.Uint64
-	moves     listMoves
+	// lists is the count of changes to what the API's lists show (every
+	// transaction that touched anything, and a possible miss), with which
+	// agents each recent one touched (listmoves.go): a watch of a list
+	// reads it again only once the count moved.
+	lists listMoves
 	// listen starts the PostgreSQL listener at the first cached read; nil
 	// on SQLite, where every change is in-process.
 	listen func()
@@ -226,7 +224,7 @@ func (f *feed) apply(w touched) {
 	if len(w.agents)+len(w.versions)+len(w.services)+len(w.listed) > 0 {
 		// An agent row written may change how others show (their
 		// upstream routers' names, the default router): all of them.
-		f.moves.move(&f.listCount, len(w.agents) > 0, w.versions, w.listed)
+		f.lists.move(len(w.agents) > 0, w.versions, w.listed)
 	}
 	f.cache.invalidate(changeAgent, w.agents)
 	f.cache.invalidate(changeVersions, w.versions)
@@ -236,7 +234,7 @@ func (f *feed) apply(w touched) {
 // forget empties the cache, wakes every wait on a service and moves what
 // the lists' watches compare: changes may have been missed.
 func (f *feed) forget() {
-	f.moves.move(&f.listCount, true)
+	f.lists.move(true)
 	f.cache.reset()
 	f.services.wake(nil, true)
 }

@@ -24,9 +24,10 @@ const (
 	listMoveAgents      = 4096
 )
 
-// listMoves are the recent moves of the lists' count, oldest first, and
+// listMoves is the lists' count and its recent moves, oldest first, with
 // the uuids they hold.
 type listMoves struct {
+	count  atomic.Uint64
 	mu     sync.Mutex
 	moves  []listMove
 	agents int
@@ -40,13 +41,13 @@ type listMove struct {
 	agents [][]string
 }
 
-// move moves count by one, recording what the move touched.
-func (m *listMoves) move(count *atomic.Uint64, all bool, agents ...[]string) {
+// move moves the count by one, recording what the move touched.
+func (m *listMoves) move(all bool, agents ...[]string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Moved under the lock: a count read anywhere has its move kept by
 	// the time since() can take the lock.
-	n := count.Add(1)
+	n := m.count.Add(1)
 	size := 0
 	for _, list := range agents {
 		size += len(list)

@@ -3,7 +3,6 @@ package store
 import (
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 )
 
@@ -11,11 +10,10 @@ import (
 // every agent when a move touched all or the moves kept no longer reach
 // back to the count.
 func TestListMovesSince(t *testing.T) {
-	var count atomic.Uint64
 	var m listMoves
-	m.move(&count, false, []string{"a", "b"}, []string{"m-1"})
-	m.move(&count, false, nil)
-	m.move(&count, false, []string{"b", "c"})
+	m.move(false, []string{"a", "b"}, []string{"m-1"})
+	m.move(false, nil)
+	m.move(false, []string{"b", "c"})
 	for _, c := range []struct {
 		since uint64
 		want  []string
@@ -31,8 +29,8 @@ func TestListMovesSince(t *testing.T) {
 			t.Errorf("since %d: %v all %v, want %v all %v", c.since, got, all, c.want, c.all)
 		}
 	}
-	m.move(&count, true)
-	m.move(&count, false, []string{"d"})
+	m.move(true)
+	m.move(false, []string{"d"})
 	if _, all := m.since(2); !all {
 		t.Error("since before a move of every agent: not all")
 	}
@@ -40,12 +38,12 @@ func TestListMovesSince(t *testing.T) {
 		t.Errorf("since the move of every agent: %v all %v", got, all)
 	}
 	for i := range listMovesKept {
-		m.move(&count, false, []string{strconv.Itoa(i)})
+		m.move(false, []string{strconv.Itoa(i)})
 	}
 	if _, all := m.since(5); !all {
 		t.Errorf("since a count no longer kept: not all")
 	}
-	now := count.Load()
+	now := m.count.Load()
 	if got, all := m.since(now - 1); all || !slices.Equal(got, []string{strconv.Itoa(listMovesKept - 1)}) {
 		t.Errorf("since the move before last: %v all %v", got, all)
 	}
@@ -56,20 +54,20 @@ func TestListMovesSince(t *testing.T) {
 		thousand[i] = "agent-" + strconv.Itoa(i)
 	}
 	for range 200 {
-		m.move(&count, false, thousand)
+		m.move(false, thousand)
 	}
 	if m.agents > listMovesAgentsKept || m.agents != 1000*len(m.moves) {
 		t.Errorf("after a fan-out: %d uuids kept in %d moves, at most %d", m.agents, len(m.moves), listMovesAgentsKept)
 	}
-	if got, all := m.since(count.Load() - 1); all || len(got) != 1000 {
+	if got, all := m.since(m.count.Load() - 1); all || len(got) != 1000 {
 		t.Errorf("since the fan-out's last move: %d uuids, all %v", len(got), all)
 	}
 	if _, all := m.since(now); !all {
 		t.Errorf("since before the fan-out's moves no longer kept: not all")
 	}
 	// One move of more agents than a watch would read one by one.
-	m.move(&count, false, make([]string, listMoveAgents+1))
-	if _, all := m.since(count.Load() - 1); !all {
+	m.move(false, make([]string, listMoveAgents+1))
+	if _, all := m.since(m.count.Load() - 1); !all {
 		t.Errorf("since a move of %d agents: not all", listMoveAgents+1)
 	}
 }

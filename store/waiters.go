@@ -79,7 +79,7 @@ func (s *Store) FeedCurrent() bool { return s.feed.fresh(time.Now()) }
 // read when the count was the same shows the same of the store. Take it
 // before reading.
 func (s *Store) ListedChanges() (count uint64, current bool) {
-	count = s.feed.listCount.Load()
+	count = s.feed.lists.count.Load()
 	return count, s.feed.fresh(time.Now()) // a replica's first ask starts its listener
 }
 
@@ -89,7 +89,7 @@ func (s *Store) ListedChanges() (count uint64, current bool) {
 // deleted, which others show by name; changes missed; since older than the
 // changes kept). Like the count, it is to be relied on only while current.
 func (s *Store) ListedAgentsSince(since uint64) (uuids []string, all bool) {
-	return s.feed.moves.since(since)
+	return s.feed.lists.since(since)
 }
 
 // WatchService returns a channel closed at the next commit that writes
