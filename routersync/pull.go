@@ -105,7 +105,7 @@ func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
 			if err != nil {
 				return Desired{}, err
 			}
-			base, ifNoneMatch = a, a.etag
+			base, ifNoneMatch = &a, a.etag
 		}
 		var ch struct {
 			LastUpdated int64 `json:"lastUpdated"`
@@ -117,7 +117,7 @@ func (p *Pull) Wait(ctx context.Context, version string) (Desired, error) {
 		if err := json.Unmarshal(body, &ch); err != nil {
 			return Desired{}, fmt.Errorf("config/changes: %w", err)
 		}
-		got, err := p.router(ctx, ifNoneMatch)
+		got, err := p.router(ctx, "router", ifNoneMatch)
 		if err != nil {
 			return Desired{}, err
 		}
@@ -145,14 +145,14 @@ type answer struct {
 	body   []byte
 }
 
-// router reads the agent's router document (304 when ifNoneMatch names
-// it).
-func (p *Pull) router(ctx context.Context, ifNoneMatch string) (answer, error) {
+// router reads the agent's router document at path (304 when
+// ifNoneMatch names it).
+func (p *Pull) router(ctx context.Context, path, ifNoneMatch string) (answer, error) {
 	var h http.Header
 	if ifNoneMatch != "" {
 		h = http.Header{"If-None-Match": {ifNoneMatch}}
 	}
-	resp, body, err := p.do(ctx, http.MethodGet, "router", h, nil)
+	resp, body, err := p.do(ctx, http.MethodGet, path, h, nil)
 	if err != nil {
 		return answer{}, err
 	}
@@ -161,16 +161,12 @@ func (p *Pull) router(ctx context.Context, ifNoneMatch string) (answer, error) {
 
 // longPoll waits until the agent's router document is no longer version,
 // and answers it.
-func (p *Pull) longPoll(ctx context.Context, version string) (*answer, error) {
-	h := http.Header{"If-None-Match": {version}}
-	q := "router?timeoutSeconds=" + strconv.Itoa(int(p.LongPoll/time.Second))
+func (p *Pull) longPoll(ctx context.Context, version string) (answer, error) {
+	path := "router?timeoutSeconds=" + strconv.Itoa(int(p.LongPoll/time.Second))
 	for {
-		resp, body, err := p.do(ctx, http.MethodGet, q, h, nil)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode != http.StatusNotModified {
-			return &answer{status: resp.StatusCode, etag: resp.Header.Get("ETag"), body: body}, nil
+		a, err := p.router(ctx, path, version)
+		if err != nil || a.status != http.StatusNotModified {
+			return a, err
 		}
 	}
 }
