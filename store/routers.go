@@ -467,10 +467,6 @@ func (t *Tx) AgentChanges(ctx context.Context, agentUUID string) (Changes, error
 // AgentsChanges returns the change flags of those of agentUUIDs that have
 // had a change, by agent uuid.
 func (t *Tx) AgentsChanges(ctx context.Context, agentUUIDs []string) (map[string]Changes, error) {
-	out := make(map[string]Changes, len(agentUUIDs))
-	if len(agentUUIDs) == 0 {
-		return out, nil
-	}
 	rows, err := selIn[struct {
 		Agent string `db:"agent_uuid"`
 		Changes
@@ -479,6 +475,7 @@ func (t *Tx) AgentsChanges(ctx context.Context, agentUUIDs []string) (map[string
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]Changes, len(rows))
 	for _, r := range rows {
 		out[r.Agent] = r.Changes
 	}
