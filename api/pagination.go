@@ -164,8 +164,9 @@ func paginate[T any](items []T, key func(T) []string, q pageQuery) ([]T, string)
 // function it returns is called from several goroutines at once, see
 // writeJSONArray). read may narrow what it reads to the page it is given
 // (at least its limit+1 items after its key, when there are that many); a
-// watch reads everything, again each time changes moved. A bad query is
-// a 400.
+// watch reads everything, then again each time changes moved (only the
+// items changes.since names, given in q.only, when it names them). A bad
+// query is a 400.
 func serveList[T, V any](s *Server, c *gin.Context, changes listChanges, read func(*gin.Context, pageQuery) ([]T, error), key func(T) []string, show func([]T) (listShow[V], error)) {
 	serveListIn(s, c, "", changes, read, key, show)
 }
